@@ -1,0 +1,29 @@
+//! Event-queue throughput: a hold model (pop one, push one a random delay later) with a
+//! standing population, the classic priority-queue benchmark for discrete-event engines.
+use airlink_engine::{Duration, EventQueue, Instant, RngStream};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+
+fn hold(c: &mut Criterion) {
+    let mut g = c.benchmark_group("event_queue_hold");
+    for population in [64usize, 4096] {
+        g.throughput(Throughput::Elements(100_000));
+        g.bench_function(format!("population_{population}"), |b| {
+            b.iter(|| {
+                let mut rng = RngStream::derive(1, "bench");
+                let mut q = EventQueue::new();
+                for i in 0..population {
+                    q.push(Instant::from_nanos(rng.below(1_000_000)), 0, i as u32, i);
+                }
+                for _ in 0..100_000 {
+                    let (k, e) = q.pop().unwrap();
+                    q.push(k.time + Duration::from_nanos(rng.below(1_000_000)), 0, k.source, e);
+                }
+                q.len()
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, hold);
+criterion_main!(benches);

@@ -1,0 +1,267 @@
+//! Scenario files: TOML with explicit units, parsed strictly.
+//!
+//! [`Scenario::from_toml`] turns a file's text into a validated [`Scenario`] or one
+//! [`ScenarioError`] naming the file, line and column, what is wrong and what was expected.
+//! [`Scenario::with_overrides`] applies `key=value` overrides (the CLI's `--set`) to a parsed
+//! scenario and validates the result again. Parsing never touches the machine.
+//!
+//! This crate holds the user-facing schema only; the simulation driver maps it onto the model
+//! crates' own configuration types.
+
+mod schema;
+pub mod units;
+
+pub use schema::*;
+use std::fmt;
+
+/// Why a scenario was refused.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScenarioError {
+    /// The file (or `--set`) the problem is in.
+    pub source: String,
+    /// 1-based line and column, when the problem has a place in the file.
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    /// What is wrong and what was expected.
+    pub message: String,
+    /// The offending line of the file, for display.
+    pub snippet: Option<String>,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.line, self.column) {
+            (Some(l), Some(c)) => write!(f, "{}:{l}:{c}: {}", self.source, self.message)?,
+            _ => write!(f, "{}: {}", self.source, self.message)?,
+        }
+        if let (Some(snippet), Some(c)) = (&self.snippet, self.column) {
+            write!(f, "\n    {snippet}\n    {}^", " ".repeat(c.saturating_sub(1)))?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// 1-based (line, column) of byte offset `at` in `text`, columns counted in characters.
+fn line_col(text: &str, at: usize) -> (usize, usize) {
+    let at = at.min(text.len());
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, text[line_start..at].chars().count() + 1)
+}
+
+impl ScenarioError {
+    fn at(source: &str, text: &str, span: Option<std::ops::Range<usize>>, message: String) -> Self {
+        match span {
+            Some(span) => {
+                let (line, column) = line_col(text, span.start);
+                let snippet = text.lines().nth(line - 1).map(str::to_owned);
+                ScenarioError { source: source.into(), line: Some(line), column: Some(column), message, snippet }
+            }
+            None => ScenarioError { source: source.into(), line: None, column: None, message, snippet: None },
+        }
+    }
+}
+
+impl Scenario {
+    /// Parses and validates a scenario. `source` names the file in error messages; a missing
+    /// `name` is taken from it.
+    pub fn from_toml(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
+        let mut scenario: Scenario = toml::from_str(text)
+            .map_err(|e| ScenarioError::at(source, text, e.span(), e.message().trim().to_owned()))?;
+        if scenario.name.is_empty() {
+            scenario.name = std::path::Path::new(source)
+                .file_stem()
+                .map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
+        }
+        scenario.validate().map_err(|(path, message)| {
+            let span = find_key_span(text, &path);
+            ScenarioError::at(source, text, span, format!("{}: {message}", path.join(".")))
+        })?;
+        Ok(scenario)
+    }
+
+    /// Applies `key.path=value` overrides (values in TOML syntax; a bare word is taken as a
+    /// string, so `wired.delay=50 ms` works) and validates again.
+    pub fn with_overrides(&self, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+        if overrides.is_empty() {
+            return Ok(self.clone());
+        }
+        let mut doc = toml::Table::try_from(self).expect("a scenario always serialises");
+        for item in overrides {
+            let err = |message: String| ScenarioError::at(&format!("--set {item}"), "", None, message);
+            let (key, value) = item
+                .split_once('=')
+                .ok_or_else(|| err("expected key=value, like downlink.ofdm4g.arq_max_retransmissions=3".into()))?;
+            let value = parse_override_value(value.trim());
+            set_path(&mut doc, key.trim(), value).map_err(err)?;
+        }
+        let text = toml::to_string(&doc).expect("a table always serialises");
+        let scenario: Scenario = toml::from_str(&text)
+            .map_err(|e| ScenarioError::at("--set", "", None, e.message().trim().to_owned()))?;
+        scenario
+            .validate()
+            .map_err(|(path, message)| ScenarioError::at("--set", "", None, format!("{}: {message}", path.join("."))))?;
+        Ok(scenario)
+    }
+
+    /// The fully resolved scenario (every default filled in) as TOML.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a scenario always serialises")
+    }
+
+    /// Checks that relate several fields, or values the types alone cannot refuse.
+    /// Returns the key path of the offending field and the message.
+    fn validate(&self) -> Result<(), (Vec<String>, String)> {
+        let p = |parts: &[&str]| parts.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        if self.flow.is_empty() {
+            return Err((p(&["flow"]), "a scenario needs at least one [[flow]]".into()));
+        }
+        if let DownlinkConfig::Ofdm4g(o) = &self.downlink {
+            let at = |k: &str| p(&["downlink", "ofdm4g", k]);
+            if o.bins_per_second == 0 {
+                return Err((at("bins_per_second"), "expected a positive number of bins per second".into()));
+            }
+            if o.symbols_per_frame == 0 {
+                return Err((at("symbols_per_frame"), "expected a positive number of symbols".into()));
+            }
+            if o.subbands == 0 {
+                return Err((at("subbands"), "expected at least one sub-band".into()));
+            }
+            if o.static_subband >= o.subbands {
+                return Err((
+                    at("static_subband"),
+                    format!("sub-band {} does not exist: expected 0 to {}", o.static_subband, o.subbands - 1),
+                ));
+            }
+            if o.modulation_set.is_empty() {
+                return Err((at("modulation_set"), "expected at least one modulation".into()));
+            }
+            if o.arq_max_retransmissions > 255 {
+                return Err((at("arq_max_retransmissions"), "expected 0 to 255 retransmissions".into()));
+            }
+            if matches!(o.switching, Switching::TargetBer) && !(o.target_ber.0 > 0.0 && o.target_ber.0 < 0.5) {
+                return Err((at("target_ber"), "expected a target bit error rate in (0, 0.5)".into()));
+            }
+            let c = &o.channel;
+            let at = |k: &str| p(&["downlink", "ofdm4g", "channel", k]);
+            if !(0.0..1.0).contains(&c.prediction_nmse) {
+                return Err((at("prediction_nmse"), format!("{} is outside [0, 1)", c.prediction_nmse)));
+            }
+            if !(0.0..1.0).contains(&c.shadowing_pole) {
+                return Err((at("shadowing_pole"), format!("{} is outside [0, 1)", c.shadowing_pole)));
+            }
+            if c.shadowing_sigma.0 < 0.0 {
+                return Err((at("shadowing_sigma"), "a standard deviation cannot be negative".into()));
+            }
+            if c.sinusoids < 8 {
+                return Err((at("sinusoids"), "expected at least 8 sinusoids per tap".into()));
+            }
+        }
+        for (i, f) in self.flow.iter().enumerate() {
+            let at = |k: &str| p(&["flow", &i.to_string(), "tcp", k]);
+            if let Some(mtu) = f.tcp.mtu {
+                if !(68..=65535).contains(&mtu) {
+                    return Err((at("mtu"), format!("{mtu} is not a usable MTU: expected 68 to 65535")));
+                }
+            }
+            if f.tcp.ack_every == Some(0) {
+                return Err((at("ack_every"), "expected at least 1".into()));
+            }
+            if f.tcp.initial_window == Some(0) {
+                return Err((at("initial_window"), "expected at least 1 segment".into()));
+            }
+            if let (Some(lo), Some(hi)) = (f.tcp.rto_min, f.tcp.rto_max) {
+                if lo.0 > hi.0 {
+                    return Err((at("rto_min"), "rto_min is larger than rto_max".into()));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn parse_override_value(v: &str) -> toml::Value {
+    toml::from_str::<toml::Table>(&format!("v = {v}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(v.trim_matches('"').to_owned()))
+}
+
+fn set_path(doc: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
+    let parts: Vec<&str> = key.split('.').collect();
+    let mut node: &mut toml::Value = doc
+        .get_mut(parts[0])
+        .ok_or_else(|| format!("unknown key `{}`", parts[0]))?;
+    if parts.len() == 1 {
+        *node = value;
+        return Ok(());
+    }
+    for (depth, part) in parts[1..].iter().enumerate() {
+        let last = depth + 2 == parts.len();
+        node = match node {
+            toml::Value::Table(t) => {
+                if last {
+                    // A key the resolved scenario leaves out (an optional field) may be set.
+                    t.insert(part.to_string(), value);
+                    return Ok(());
+                }
+                t.get_mut(*part).ok_or_else(|| format!("unknown key `{}`", parts[..depth + 2].join(".")))?
+            }
+            toml::Value::Array(a) => {
+                let i: usize = part.parse().map_err(|_| format!("`{}` is a list: expected an index", parts[..depth + 1].join(".")))?;
+                let len = a.len();
+                let item = a.get_mut(i).ok_or_else(|| format!("index {i} is out of range (the list has {len})"))?;
+                if last {
+                    *item = value;
+                    return Ok(());
+                }
+                item
+            }
+            _ => return Err(format!("`{}` is not a table", parts[..depth + 1].join("."))),
+        };
+    }
+    Ok(())
+}
+
+/// Finds the span of the value of `path` (e.g. `downlink.ofdm4g.queue`) in the source text,
+/// for errors raised after parsing. Array elements are counted by their `[[name]]` headers.
+fn find_key_span(text: &str, path: &[String]) -> Option<std::ops::Range<usize>> {
+    // A line scan suffices: the file already parsed, so keys are well formed.
+    let mut spanned_value: Option<std::ops::Range<usize>> = None;
+    let leaf = path.last()?;
+    let table_path: Vec<&str> = path[..path.len() - 1].iter().map(String::as_str).filter(|s| s.parse::<usize>().is_err()).collect();
+    let index: Option<usize> = path.iter().find_map(|s| s.parse().ok());
+    let mut offset = 0;
+    let mut seen = 0usize;
+    let mut in_table = table_path.is_empty();
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            let name = trimmed.trim_matches(|c| c == '[' || c == ']').trim();
+            let wanted = table_path.join(".");
+            in_table = name == wanted;
+            if let (true, Some(i)) = (trimmed.starts_with("[["), index) {
+                if name == table_path.first().copied().unwrap_or("") {
+                    in_table = seen == i && table_path.len() == 1;
+                    seen += 1;
+                }
+            }
+        } else if in_table {
+            let key = trimmed.split('=').next().unwrap_or("").trim();
+            if key == leaf && trimmed.contains('=') {
+                let col = line.find('=').unwrap() + 1;
+                let value_start = col + line[col..].len() - line[col..].trim_start().len();
+                spanned_value = Some(offset + value_start..offset + line.trim_end().len());
+                break;
+            }
+        }
+        offset += line.len();
+    }
+    spanned_value
+}
+
+#[cfg(test)]
+mod tests;

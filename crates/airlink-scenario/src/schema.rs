@@ -1,0 +1,491 @@
+//! The scenario schema: what a scenario file may say, with each field's unit, default, and
+//! where the default comes from. Unknown keys are errors everywhere.
+//!
+//! Topology (one wireless hop, as in the WIPEMU study): for every flow,
+//! `server --wired--> downlink --> client` and `client --> uplink --wired--> server`.
+
+use crate::units::{DataSize, Decibel, Distance, Frequency, Probability, QueueLimit, Rate, Speed, Time};
+use airlink_engine::Duration;
+use airlink_phy::Modulation;
+use serde::{Deserialize, Serialize};
+
+fn ms(x: u64) -> Time {
+    Time(Duration::from_millis(x))
+}
+
+/// A whole scenario file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// A short name for reports; defaults to the file name without `.toml`.
+    #[serde(default)]
+    pub name: String,
+    /// Free text for people reading the file.
+    #[serde(default)]
+    pub description: String,
+    /// The run seed; every component's random stream is derived from it and its name.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Simulated time after which the run stops even if flows are unfinished.
+    #[serde(default = "default_stop")]
+    pub stop: Time,
+    /// Interval of the sampled time series (cwnd, queue length, SNR); 0 disables them.
+    #[serde(default = "default_sample_interval")]
+    pub sample_interval: Time,
+    /// The fixed network between the server and the wireless link, each direction.
+    #[serde(default)]
+    pub wired: PipeConfig,
+    /// The wireless downlink (towards the client).
+    pub downlink: DownlinkConfig,
+    /// The wireless uplink (from the client).
+    #[serde(default = "default_uplink")]
+    pub uplink: UplinkConfig,
+    /// The flows (`[[flow]]`), at least one.
+    pub flow: Vec<FlowConfig>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn default_stop() -> Time {
+    Time(Duration::from_secs(600))
+}
+fn default_sample_interval() -> Time {
+    ms(100)
+}
+
+/// A plain link: rate, propagation delay, drop-tail queue, random loss and bit errors.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PipeConfig {
+    /// Serialisation rate; absent means unlimited (no queueing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    /// One-way propagation delay. Default 0.
+    #[serde(default = "zero_time")]
+    pub delay: Time,
+    /// Drop-tail queue limit in packets or bytes (only with a rate). Default 1000 packets.
+    #[serde(default = "default_pipe_queue")]
+    pub queue: QueueLimit,
+    /// Probability that a packet is lost, independently of others. Default 0.
+    #[serde(default)]
+    pub loss: Probability,
+    /// Probability that each bit is flipped; the receiver's checksum then drops the packet.
+    #[serde(default)]
+    pub bit_error_rate: Probability,
+}
+
+fn zero_time() -> Time {
+    Time(Duration::ZERO)
+}
+fn default_pipe_queue() -> QueueLimit {
+    QueueLimit::Packets(1000)
+}
+
+impl Default for PipeConfig {
+    fn default() -> Self {
+        PipeConfig {
+            rate: None,
+            delay: zero_time(),
+            queue: default_pipe_queue(),
+            loss: Probability(0.0),
+            bit_error_rate: Probability(0.0),
+        }
+    }
+}
+
+/// The downlink model, chosen by its table name: `[downlink.ofdm4g]` or `[downlink.pipe]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+pub enum DownlinkConfig {
+    Ofdm4g(Box<Ofdm4gConfig>),
+    Pipe(PipeConfig),
+}
+
+/// The uplink model: `[uplink.pipe]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+pub enum UplinkConfig {
+    Pipe(PipeConfig),
+}
+
+/// WIPEMU Table I: 20 kbit/s, 2 ms, no loss.
+fn default_uplink() -> UplinkConfig {
+    UplinkConfig::Pipe(PipeConfig { rate: Some(Rate(20_000)), delay: ms(2), ..PipeConfig::default() })
+}
+
+/// How the downlink picks the modulation of each frame.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum ModulationMode {
+    /// Per frame, from the predicted SNR of the bin (`"adaptive"`).
+    Adaptive,
+    /// Always this one (`"bpsk"`, `"4qam"`, ..., `"256qam"`).
+    Fixed(Modulation),
+}
+
+impl Serialize for ModulationMode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ModulationMode::Adaptive => s.serialize_str("adaptive"),
+            ModulationMode::Fixed(m) => s.serialize_str(m.name()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ModulationMode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        if s == "adaptive" {
+            return Ok(ModulationMode::Adaptive);
+        }
+        s.parse::<Modulation>().map(ModulationMode::Fixed).map_err(|_| {
+            serde::de::Error::custom(format!(
+                "unknown modulation \"{s}\": expected \"adaptive\" or one of {}",
+                Modulation::ALL.iter().map(|m| format!("\"{}\"", m.name())).collect::<Vec<_>>().join(", ")
+            ))
+        })
+    }
+}
+
+/// A modulation name in a list (`modulation_set`).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct ModulationName(pub Modulation);
+
+impl Serialize for ModulationName {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for ModulationName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match ModulationMode::deserialize(d)? {
+            ModulationMode::Fixed(m) => Ok(ModulationName(m)),
+            ModulationMode::Adaptive => Err(serde::de::Error::custom(
+                "\"adaptive\" is not a modulation: expected \"bpsk\", \"4qam\", ..., \"256qam\"",
+            )),
+        }
+    }
+}
+
+/// Which sub-band carries the user's frame in each slot.
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Allocation {
+    /// Always the sub-band `static_subband`.
+    Static,
+    /// The sub-band with the best *predicted* SNR in each slot (WIPEMU "scheduled channel").
+    Best,
+}
+
+/// How adaptive modulation sets its switching levels (spec A.6).
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Switching {
+    /// Maximise the expected error-free frame throughput given the prediction (WIPEMU, [SF04]).
+    MaxThroughput,
+    /// The largest modulation whose predicted bit error rate is below `target_ber`.
+    TargetBer,
+}
+
+/// Symbol-error model of the odd-k constellations (8, 32, 128-QAM), spec A.3.
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OddKModelName {
+    Generic,
+    Rect,
+    Cross,
+}
+
+/// How predicted channels are synthesised from true ones (spec B.6).
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PredictionModelName {
+    /// ĥ = (1-ε)h + √(ε(1-ε))w: an MMSE-consistent predictor (default).
+    Mmse,
+    /// ĥ = h + √ε·w: same NMSE, biased power.
+    Additive,
+}
+
+/// Tap-delay-line profiles (spec B.3).
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProfileName {
+    /// WIPEMU's 12-tap typical urban profile (3GPP TUx re-binned on 0.2 µs).
+    WipemuTu,
+    /// COST 207 typical urban, 12 taps.
+    Cost207Tu,
+    /// One tap: flat Rayleigh fading.
+    Flat,
+}
+
+/// The 4G adaptive-OFDM downlink of the WIPEMU study (Table I); every default is the study's.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ofdm4gConfig {
+    /// Gateway IP queue, drop-tail. Default 50 packets (Table I).
+    #[serde(default = "default_gateway_queue")]
+    pub queue: QueueLimit,
+    /// Time-frequency bins per second per sub-band. Default 1500 (slot 2/3 ms).
+    #[serde(default = "default_bins")]
+    pub bins_per_second: u32,
+    /// Payload symbols per frame (one frame per bin). Default 108 (120 minus 12 training).
+    #[serde(default = "default_symbols")]
+    pub symbols_per_frame: u32,
+    /// Number of sub-bands. Default 25 (5 MHz / 200 kHz).
+    #[serde(default = "default_subbands")]
+    pub subbands: u32,
+    /// Sub-band width. Default 200 kHz.
+    #[serde(default = "default_spacing")]
+    pub subband_spacing: Frequency,
+    /// `"static"` (one sub-band) or `"best"` (best predicted sub-band per slot). Default static.
+    #[serde(default = "default_allocation")]
+    pub allocation: Allocation,
+    /// The sub-band of the static allocation, 0-based. Default 12 (the centre of 25).
+    #[serde(default = "default_static_subband")]
+    pub static_subband: u32,
+    /// `"adaptive"` or a fixed modulation name. Default adaptive.
+    #[serde(default = "default_modulation")]
+    pub modulation: ModulationMode,
+    /// The modulations adaptive modulation may choose. Default BPSK to 256-QAM.
+    #[serde(default = "default_modulation_set")]
+    pub modulation_set: Vec<ModulationName>,
+    /// Switching rule of adaptive modulation. Default max-throughput.
+    #[serde(default = "default_switching")]
+    pub switching: Switching,
+    /// Target BER of the `target-ber` rule. Default 1e-3.
+    #[serde(default = "default_target_ber")]
+    pub target_ber: Probability,
+    /// SER model of odd-k constellations. Default generic (spec A.3).
+    #[serde(default = "default_odd_k")]
+    pub odd_k_model: OddKModelName,
+    /// Maximum link-layer retransmissions of a frame (0 = no ARQ). Default 30 (Table I: 3 to 30).
+    #[serde(default = "default_arq_max")]
+    pub arq_max_retransmissions: u32,
+    /// Delay from a frame's transmission to its earliest retransmission. Default 2 ms.
+    #[serde(default = "default_arq_delay")]
+    pub arq_delay: Time,
+    /// `false` makes every frame arrive intact (the study's validation runs). Default true.
+    #[serde(default = "yes")]
+    pub channel_errors: bool,
+    /// The fading channel.
+    #[serde(default)]
+    pub channel: ChannelConfig,
+}
+
+fn default_gateway_queue() -> QueueLimit {
+    QueueLimit::Packets(50)
+}
+fn default_bins() -> u32 {
+    1500
+}
+fn default_symbols() -> u32 {
+    108
+}
+fn default_subbands() -> u32 {
+    25
+}
+fn default_spacing() -> Frequency {
+    Frequency(200e3)
+}
+fn default_allocation() -> Allocation {
+    Allocation::Static
+}
+fn default_static_subband() -> u32 {
+    12
+}
+fn default_modulation() -> ModulationMode {
+    ModulationMode::Adaptive
+}
+fn default_modulation_set() -> Vec<ModulationName> {
+    Modulation::ALL.iter().copied().map(ModulationName).collect()
+}
+fn default_switching() -> Switching {
+    Switching::MaxThroughput
+}
+fn default_target_ber() -> Probability {
+    Probability(1e-3)
+}
+fn default_odd_k() -> OddKModelName {
+    OddKModelName::Generic
+}
+fn default_arq_max() -> u32 {
+    30
+}
+fn default_arq_delay() -> Time {
+    ms(2)
+}
+fn yes() -> bool {
+    true
+}
+
+/// The fading channel of the OFDM downlink (WIPEMU Table I, spec B).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelConfig {
+    /// Mean SNR per symbol (median when shadowing is on). Default 16 dB.
+    #[serde(default = "default_mean_snr")]
+    pub mean_snr: Decibel,
+    /// Terminal speed. Default 75 km/h.
+    #[serde(default = "default_speed")]
+    pub speed: Speed,
+    /// Carrier frequency. Default 1900 MHz.
+    #[serde(default = "default_carrier")]
+    pub carrier: Frequency,
+    /// Tap-delay profile. Default wipemu-tu.
+    #[serde(default = "default_profile")]
+    pub profile: ProfileName,
+    /// Sinusoids per tap of the Zheng-Xiao generator. Default 16.
+    #[serde(default = "default_sinusoids")]
+    pub sinusoids: u32,
+    /// Standard deviation of AR(1) shadow fading; "0 dB" disables it. Default 4 dB.
+    #[serde(default = "default_shadow_sigma")]
+    pub shadowing_sigma: Decibel,
+    /// Pole of the AR(1) shadowing process, in [0, 1). Default 0.74.
+    #[serde(default = "default_shadow_pole")]
+    pub shadowing_pole: f64,
+    /// Distance between shadowing samples. Default 2 m.
+    #[serde(default = "default_shadow_spacing")]
+    pub shadowing_spacing: Distance,
+    /// Normalised mean square error of the channel prediction, in [0, 1). Default 0 (perfect).
+    #[serde(default)]
+    pub prediction_nmse: f64,
+    /// Predictor model. Default mmse.
+    #[serde(default = "default_prediction_model")]
+    pub prediction_model: PredictionModelName,
+}
+
+fn default_mean_snr() -> Decibel {
+    Decibel(16.0)
+}
+fn default_speed() -> Speed {
+    Speed(75.0 / 3.6)
+}
+fn default_carrier() -> Frequency {
+    Frequency(1.9e9)
+}
+fn default_profile() -> ProfileName {
+    ProfileName::WipemuTu
+}
+fn default_sinusoids() -> u32 {
+    16
+}
+fn default_shadow_sigma() -> Decibel {
+    Decibel(4.0)
+}
+fn default_shadow_pole() -> f64 {
+    0.74
+}
+fn default_shadow_spacing() -> Distance {
+    Distance(2.0)
+}
+fn default_prediction_model() -> PredictionModelName {
+    PredictionModelName::Mmse
+}
+
+impl Default for ChannelConfig {
+    fn default() -> Self {
+        toml::from_str("").expect("every channel field has a default")
+    }
+}
+
+/// Transport protocols.
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    Tcp,
+}
+
+/// TCP congestion controls.
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Congestion {
+    Reno,
+    Newreno,
+    Cubic,
+}
+
+/// Applications.
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum App {
+    /// Send `bytes` as fast as the transport allows, then close (a download from the server).
+    Bulk,
+}
+
+/// One flow between the server and the client.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowConfig {
+    /// Default tcp.
+    #[serde(default = "default_protocol")]
+    pub protocol: Protocol,
+    /// Default newreno (with SACK when `tcp.sack`).
+    #[serde(default = "default_congestion")]
+    pub congestion: Congestion,
+    /// Default bulk.
+    #[serde(default = "default_app")]
+    pub app: App,
+    /// Data the application transfers. Default 3 MB: the study's "3 Mb" read as megabytes
+    /// (see the scenario notes).
+    #[serde(default = "default_bytes")]
+    pub bytes: DataSize,
+    /// When the client opens the connection. Default 0 s.
+    #[serde(default = "zero_time")]
+    pub start: Time,
+    /// TCP parameters.
+    #[serde(default)]
+    pub tcp: TcpParams,
+}
+
+fn default_protocol() -> Protocol {
+    Protocol::Tcp
+}
+fn default_congestion() -> Congestion {
+    Congestion::Newreno
+}
+fn default_app() -> App {
+    App::Bulk
+}
+fn default_bytes() -> DataSize {
+    DataSize(3_000_000)
+}
+
+/// TCP knobs (spec D.1). Absent values take the transport's documented defaults.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpParams {
+    /// IP MTU; the MSS is derived from it (40 B of headers, 12 more with timestamps). Default 1500.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<u32>,
+    /// SACK (RFC 2018/6675). Default true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sack: Option<bool>,
+    /// Timestamps option (RFC 7323). Default false (the WIPEMU study turned it off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamps: Option<bool>,
+    /// Initial window in segments. Default by RFC 3390 from the MSS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_window: Option<u32>,
+    /// Receive buffer (advertised window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rwnd: Option<DataSize>,
+    /// Acknowledge every n-th full segment. Default 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ack_every: Option<u32>,
+    /// Delayed-ACK timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delack_timeout: Option<Time>,
+    /// Minimum retransmission timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_min: Option<Time>,
+    /// Maximum retransmission timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_max: Option<Time>,
+    /// Initial retransmission timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_init: Option<Time>,
+    /// Clock granularity G of RFC 6298.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_granularity: Option<Time>,
+}

@@ -1,0 +1,106 @@
+use super::*;
+use crate::units::QueueLimit;
+
+const MINIMAL: &str = r#"
+[downlink.ofdm4g]
+modulation = "4qam"
+
+[[flow]]
+bytes = "1 MB"
+"#;
+
+fn err(text: &str) -> ScenarioError {
+    Scenario::from_toml(text, "bad.toml").unwrap_err()
+}
+
+#[test]
+fn defaults_are_the_wipemu_study() {
+    let s = Scenario::from_toml(MINIMAL, "scenarios/x.toml").unwrap();
+    assert_eq!(s.name, "x");
+    let DownlinkConfig::Ofdm4g(o) = &s.downlink else { panic!() };
+    assert_eq!(o.queue, QueueLimit::Packets(50));
+    assert_eq!((o.bins_per_second, o.symbols_per_frame, o.subbands), (1500, 108, 25));
+    assert_eq!(o.arq_delay.0, airlink_engine::Duration::from_millis(2));
+    assert_eq!(o.channel.mean_snr.0, 16.0);
+    assert_eq!(o.channel.shadowing_pole, 0.74);
+    let UplinkConfig::Pipe(up) = &s.uplink;
+    assert_eq!(up.rate.unwrap().0, 20_000);
+    assert_eq!(s.flow[0].bytes.0, 1_000_000);
+}
+
+#[test]
+fn unknown_keys_are_refused_with_their_place() {
+    let e = err("[downlink.ofdm4g]\nmodulation = \"4qam\"\nqueue_size = 50\n\n[[flow]]\n");
+    assert_eq!((e.line, e.column), (Some(3), Some(1)));
+    assert!(e.message.contains("unknown field `queue_size`"), "{}", e.message);
+    assert!(e.message.contains("expected one of") || e.message.contains("expected"), "{}", e.message);
+    assert!(e.to_string().starts_with("bad.toml:3:1: "));
+}
+
+#[test]
+fn impossible_values_are_refused_with_their_place() {
+    let cases = [
+        ("[downlink.ofdm4g]\nqueue = 0\n[[flow]]\n", 2, 9, "at least 1 packet"),
+        ("[downlink.pipe]\nrate = \"-2 Mbit/s\"\n[[flow]]\n", 2, 8, "positive"),
+        ("[downlink.pipe]\nloss = 1.5\n[[flow]]\n", 2, 8, "[0, 1]"),
+        ("[downlink.ofdm4g]\nmodulation = \"512qam\"\n[[flow]]\n", 2, 14, "unknown modulation"),
+        ("[wired]\ndelay = \"100\"\n[downlink.pipe]\n[[flow]]\n", 2, 9, "needs a unit"),
+        ("[downlink.ofdm5g]\n[[flow]]\n", 1, 11, "unknown variant"),
+        ("[downlink.pipe]\n[[flow]]\ncongestion = \"vegas\"\n", 3, 14, "unknown variant `vegas`"),
+        ("[downlink.ofdm4g]\nstatic_subband = 25\n[[flow]]\n", 2, 18, "expected 0 to 24"),
+        ("[downlink.ofdm4g.channel]\nprediction_nmse = 1.5\n[[flow]]\n", 2, 19, "outside [0, 1)"),
+        ("[downlink.pipe]\n[[flow]]\n[[flow]]\n[flow.tcp]\nmtu = 20\n", 5, 7, "not a usable MTU"),
+    ];
+    for (text, line, column, what) in cases {
+        let e = err(text);
+        assert_eq!((e.line, e.column), (Some(line), Some(column)), "{text}: {e}");
+        assert!(e.message.contains(what), "{text}: {}", e.message);
+    }
+}
+
+#[test]
+fn syntax_errors_have_a_place_too() {
+    let e = err("[downlink.pipe\n");
+    assert_eq!(e.line, Some(1));
+}
+
+#[test]
+fn a_scenario_without_flows_is_refused() {
+    let e = err("flow = []\n[downlink.pipe]\n");
+    assert!(e.message.contains("at least one"), "{e}");
+}
+
+#[test]
+fn overrides_change_values_and_are_validated() {
+    let s = Scenario::from_toml(MINIMAL, "x.toml").unwrap();
+    let t = s
+        .with_overrides(&[
+            "downlink.ofdm4g.arq_max_retransmissions=3".into(),
+            "downlink.ofdm4g.channel.prediction_nmse=0.1".into(),
+            "wired.delay=50 ms".into(),
+            "flow.0.tcp.sack=false".into(),
+            "seed=7".into(),
+        ])
+        .unwrap();
+    let DownlinkConfig::Ofdm4g(o) = &t.downlink else { panic!() };
+    assert_eq!(o.arq_max_retransmissions, 3);
+    assert_eq!(o.channel.prediction_nmse, 0.1);
+    assert_eq!(t.wired.delay.0, airlink_engine::Duration::from_millis(50));
+    assert_eq!(t.flow[0].tcp.sack, Some(false));
+    assert_eq!(t.seed, 7);
+
+    let e = s.with_overrides(&["downlink.ofdm4g.arq_max=3".into()]).unwrap_err();
+    assert!(e.to_string().contains("unknown"), "{e}");
+    let e = s.with_overrides(&["downlink.ofdm4g.channel.prediction_nmse=2".into()]).unwrap_err();
+    assert!(e.to_string().contains("outside [0, 1)"), "{e}");
+    let e = s.with_overrides(&["seed".into()]).unwrap_err();
+    assert!(e.to_string().contains("key=value"), "{e}");
+}
+
+#[test]
+fn resolved_scenarios_round_trip() {
+    let s = Scenario::from_toml(MINIMAL, "x.toml").unwrap();
+    let text = s.to_toml();
+    let again = Scenario::from_toml(&text, "x.toml").unwrap();
+    assert_eq!(text, again.to_toml());
+}
