@@ -1,0 +1,90 @@
+//! Per-packet cost of the link models.
+use airlink_channel::{OfdmChannel, OfdmChannelConfig, PredictionModel, TapProfile};
+use airlink_engine::{Duration, Instant, RngStream};
+use airlink_link::{Link, Ofdm4gDownlink, Ofdm4gModulation, Ofdm4gParams, Packet, Pipe, PipeParams, QueueLimit, SlotAllocation};
+use airlink_phy::{Modulation, ModulationTable, OddKModel, SwitchingRule};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+
+struct P(u32);
+impl Packet for P {
+    fn wire_len(&self) -> u32 {
+        self.0
+    }
+    fn flip_bit(&mut self, _bit: u64) {}
+    fn flow(&self) -> u32 {
+        0
+    }
+}
+
+fn pipe(c: &mut Criterion) {
+    let mut g = c.benchmark_group("pipe");
+    g.throughput(Throughput::Elements(10_000));
+    g.bench_function("enqueue_and_deliver_1500B_at_1Gbit", |b| {
+        let params = PipeParams { rate_bps: Some(1_000_000_000), delay: Duration::from_millis(1), queue_limit: QueueLimit::Packets(100_000), loss: 0.0, bit_error_rate: 1e-7 };
+        b.iter(|| {
+            let mut p = Pipe::new(params.clone(), RngStream::derive(1, "bench"));
+            let mut t = Instant::ZERO;
+            let mut n = 0;
+            for _ in 0..10_000 {
+                p.enqueue(t, P(1500));
+                n += p.poll_output().is_some() as u32;
+                t += Duration::from_micros(12);
+            }
+            n
+        })
+    });
+    g.finish();
+}
+
+fn ofdm4g(c: &mut Criterion) {
+    let mut g = c.benchmark_group("ofdm4g");
+    for (name, allocation) in [("static", SlotAllocation::Static(12)), ("best_of_25", SlotAllocation::Best)] {
+        g.throughput(Throughput::Elements(200));
+        g.bench_function(format!("200_packets_adaptive_{name}"), |b| {
+            b.iter(|| {
+                let cfg = OfdmChannelConfig {
+                    mean_snr_db: 16.0,
+                    speed_mps: 75.0 / 3.6,
+                    carrier_hz: 1.9e9,
+                    profile: TapProfile::wipemu_tu12(),
+                    n_subbands: 25,
+                    subband_spacing_hz: 200e3,
+                    sinusoids: 16,
+                    shadowing: None,
+                    prediction_nmse: 0.0,
+                    prediction_model: PredictionModel::Mmse,
+                    bins_per_second: 1500,
+                };
+                let channel = OfdmChannel::new(&cfg, RngStream::derive(1, "c")).unwrap();
+                let table = ModulationTable::new(&Modulation::ALL, SwitchingRule::MaxThroughput, 40.0, 0.0, 108, OddKModel::Generic).unwrap();
+                let params = Ofdm4gParams {
+                    queue_limit: QueueLimit::Packets(1000),
+                    bins_per_second: 1500,
+                    symbols_per_frame: 108,
+                    allocation,
+                    modulation: Ofdm4gModulation::Adaptive(table),
+                    odd_k: OddKModel::Generic,
+                    arq_max_retransmissions: 30,
+                    arq_delay: Duration::from_millis(2),
+                    channel_errors: true,
+                };
+                let mut link = Ofdm4gDownlink::new(params, channel, RngStream::derive(1, "l"));
+                for _ in 0..200 {
+                    link.enqueue(Instant::ZERO, P(1500));
+                }
+                let mut n = 0;
+                while let Some(t) = link.poll_at() {
+                    link.handle_timeout(t);
+                    while link.poll_output().is_some() {
+                        n += 1;
+                    }
+                }
+                n
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, pipe, ofdm4g);
+criterion_main!(benches);

@@ -1,0 +1,204 @@
+//! Link models: what happens to a packet between two nodes.
+//!
+//! A link is a sans-IO state machine driven by its caller (the simulation engine or the
+//! real-time datapath). The contract, with `now` never decreasing between calls:
+//!
+//! 1. [`Link::enqueue`] hands the link a packet that arrives at its input at `now`;
+//! 2. [`Link::poll_at`] says when the link next needs [`Link::handle_timeout`] (e.g. the next
+//!    radio slot while it has work); `None` means it is idle and needs no wake-up;
+//! 3. after any call, [`Link::poll_output`] yields the packets that leave the link, each with
+//!    the instant it is due at the next stage (never earlier than `now`), in order of that
+//!    instant; [`Link::poll_event`] yields drops and other events for the metrics.
+//!
+//! Links never read a clock, never draw from a global RNG (each owns the [`RngStream`]s it
+//! is given) and never see packet contents beyond [`Packet`]: the same model carries the
+//! simulator's header-only segments and the emulator's real bytes.
+//!
+//! [`RngStream`]: airlink_engine::RngStream
+
+mod ofdm4g;
+mod pipe;
+
+pub use ofdm4g::{Ofdm4gDownlink, Ofdm4gModulation, Ofdm4gParams, SlotAllocation};
+pub use pipe::{Pipe, PipeParams, QueueLimit};
+
+use airlink_engine::Instant;
+
+/// What a link needs to know about a packet.
+pub trait Packet {
+    /// Size on the wire (IP packet) in bytes.
+    fn wire_len(&self) -> u32;
+    /// Flips bit `bit` (0 = most significant bit of the first byte) of the packet: the
+    /// simulator records the corruption, the emulator flips the real bit.
+    fn flip_bit(&mut self, bit: u64);
+    /// The flow the packet belongs to, for drop accounting.
+    fn flow(&self) -> u32;
+}
+
+/// Why a link dropped a packet.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DropReason {
+    /// The queue was full (drop-tail).
+    Queue,
+    /// Random loss of the link (`loss` probability).
+    Loss,
+}
+
+impl DropReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropReason::Queue => "queue",
+            DropReason::Loss => "loss",
+        }
+    }
+}
+
+/// Something that happened inside a link, for the event log.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum LinkEvent {
+    /// A packet was dropped.
+    Drop { at: Instant, flow: u32, bytes: u32, reason: DropReason },
+    /// ARQ gave up on a frame: the packet leaves with bit errors.
+    ArqGaveUp { at: Instant, flow: u32, bit_errors: u32 },
+}
+
+/// Counters common to all links, plus model-specific ones (zero where not applicable).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LinkStats {
+    pub packets_in: u64,
+    pub packets_out: u64,
+    pub bytes_out: u64,
+    pub queue_drops: u64,
+    pub loss_drops: u64,
+    /// Packets that left with at least one flipped bit.
+    pub packets_corrupted: u64,
+    /// Radio frames transmitted (first transmissions and retransmissions).
+    pub frames_sent: u64,
+    /// Frames received in error.
+    pub frame_errors: u64,
+    /// Link-layer retransmissions.
+    pub arq_retransmissions: u64,
+    /// Packets released with bit errors because ARQ gave up on one of their frames.
+    pub packets_given_up: u64,
+    /// Radio slots spent in each modulation, indexed by bits per symbol - 1.
+    pub slots_per_modulation: [u64; 8],
+    /// Slot duration in seconds, to turn `slots_per_modulation` into time.
+    pub slot_duration_s: f64,
+}
+
+/// A snapshot for the sampled time series.
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct LinkSample {
+    pub queue_packets: u32,
+    pub queue_bytes: u64,
+    /// Radio links: true and predicted SNR (dB) of the sub-band used at the sample instant,
+    /// the modulation (bits per symbol) adaptive modulation would choose there, the sub-band.
+    pub radio: Option<RadioSample>,
+}
+
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct RadioSample {
+    pub snr_db: f64,
+    pub predicted_snr_db: f64,
+    pub modulation_bits: u32,
+    pub subband: u32,
+}
+
+/// A link model; see the crate documentation for the call contract.
+pub trait Link<P: Packet> {
+    fn enqueue(&mut self, now: Instant, pkt: P);
+    fn poll_at(&self) -> Option<Instant>;
+    fn handle_timeout(&mut self, now: Instant);
+    fn poll_output(&mut self) -> Option<(Instant, P)>;
+    fn poll_event(&mut self) -> Option<LinkEvent>;
+    fn stats(&self) -> &LinkStats;
+    /// State at `now` for the time series (may evaluate the channel at `now`).
+    fn sample(&mut self, now: Instant) -> LinkSample;
+}
+
+/// Flips each bit of a `bits`-bit packet independently with probability `ber`, by jumping
+/// between errors with geometric gaps (cost proportional to the number of errors).
+pub fn apply_bit_errors<P: Packet>(pkt: &mut P, ber: f64, rng: &mut airlink_engine::RngStream) -> u32 {
+    if ber <= 0.0 {
+        return 0;
+    }
+    let bits = pkt.wire_len() as u64 * 8;
+    if ber >= 1.0 {
+        for b in 0..bits {
+            pkt.flip_bit(b);
+        }
+        return bits as u32;
+    }
+    let log_q = (-ber).ln_1p();
+    let mut flipped = 0;
+    let mut pos: u64 = 0;
+    loop {
+        // Number of intact bits before the next error: Geometric(ber) on {0, 1, ...}.
+        let gap = (rng.uniform_open0().ln() / log_q).floor();
+        if gap >= (bits - pos) as f64 {
+            return flipped;
+        }
+        pos += gap as u64;
+        pkt.flip_bit(pos);
+        flipped += 1;
+        pos += 1;
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::Packet;
+
+    /// A test packet that records its flipped bits.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct TestPacket {
+        pub id: u32,
+        pub len: u32,
+        pub flipped: Vec<u64>,
+    }
+
+    impl TestPacket {
+        pub fn new(id: u32, len: u32) -> Self {
+            TestPacket { id, len, flipped: Vec::new() }
+        }
+    }
+
+    impl Packet for TestPacket {
+        fn wire_len(&self) -> u32 {
+            self.len
+        }
+        fn flip_bit(&mut self, bit: u64) {
+            assert!(bit < self.len as u64 * 8, "bit {bit} outside a {}-byte packet", self.len);
+            self.flipped.push(bit);
+        }
+        fn flow(&self) -> u32 {
+            0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::TestPacket;
+    use super::*;
+    use airlink_engine::RngStream;
+
+    #[test]
+    fn bit_errors_hit_at_the_requested_rate_and_stay_inside_the_packet() {
+        let mut rng = RngStream::derive(1, "ber");
+        let (mut errors, mut bits, mut hit) = (0u64, 0u64, 0u64);
+        for i in 0..20_000 {
+            let mut p = TestPacket::new(i, 1500);
+            let n = apply_bit_errors(&mut p, 1e-5, &mut rng);
+            assert_eq!(n as usize, p.flipped.len());
+            errors += n as u64;
+            bits += 12_000;
+            hit += (n > 0) as u64;
+        }
+        let ber = errors as f64 / bits as f64;
+        assert!((ber / 1e-5 - 1.0).abs() < 0.05, "ber {ber}");
+        // Spec D test vector: packet error rate of 1500 B at BER 1e-5 is 11.31 %.
+        let per = hit as f64 / 20_000.0;
+        assert!((per - 0.1131).abs() < 0.01, "per {per}");
+    }
+}

@@ -1,0 +1,201 @@
+//! A plain link: serialisation at a fixed rate behind a drop-tail FIFO, a fixed propagation
+//! delay, independent random loss and independent bit errors.
+//!
+//! Every packet's fate is known when it arrives (FIFO at a fixed rate), so the pipe emits it
+//! at once with the instant it reaches the far end and needs no wake-ups of its own.
+//!
+//! | aspect | model | note |
+//! |---|---|---|
+//! | queue | drop-tail, limit counts packets in the link (waiting or being sent) | as Dummynet/netem `limit` |
+//! | loss | Bernoulli per packet at the input | lost packets take no capacity |
+//! | bit errors | Bernoulli per bit | corrupted packets are delivered; the receiver's checksum decides |
+
+use crate::{apply_bit_errors, DropReason, Link, LinkEvent, LinkSample, LinkStats, Packet};
+use airlink_engine::{Duration, Instant, RngStream};
+use std::collections::VecDeque;
+
+/// A queue limit in packets or bytes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum QueueLimit {
+    Packets(u32),
+    Bytes(u64),
+}
+
+/// Parameters of a [`Pipe`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct PipeParams {
+    /// Serialisation rate in bit/s; `None` = infinitely fast (no queue).
+    pub rate_bps: Option<u64>,
+    pub delay: Duration,
+    pub queue_limit: QueueLimit,
+    pub loss: f64,
+    pub bit_error_rate: f64,
+}
+
+impl Default for PipeParams {
+    fn default() -> Self {
+        PipeParams { rate_bps: None, delay: Duration::ZERO, queue_limit: QueueLimit::Packets(1000), loss: 0.0, bit_error_rate: 0.0 }
+    }
+}
+
+pub struct Pipe<P> {
+    params: PipeParams,
+    rng: RngStream,
+    /// Departure instants and sizes of packets still in the link's queue or on the wire.
+    backlog: VecDeque<(Instant, u32)>,
+    backlog_bytes: u64,
+    last_departure: Instant,
+    outbox: VecDeque<(Instant, P)>,
+    events: VecDeque<LinkEvent>,
+    stats: LinkStats,
+}
+
+impl<P: Packet> Pipe<P> {
+    pub fn new(params: PipeParams, rng: RngStream) -> Self {
+        Pipe {
+            params,
+            rng,
+            backlog: VecDeque::new(),
+            backlog_bytes: 0,
+            last_departure: Instant::ZERO,
+            outbox: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: LinkStats::default(),
+        }
+    }
+
+    fn forget_departed(&mut self, now: Instant) {
+        while let Some(&(t, len)) = self.backlog.front() {
+            if t > now {
+                break;
+            }
+            self.backlog.pop_front();
+            self.backlog_bytes -= len as u64;
+        }
+    }
+
+    fn drop_packet(&mut self, now: Instant, pkt: &P, reason: DropReason) {
+        match reason {
+            DropReason::Queue => self.stats.queue_drops += 1,
+            DropReason::Loss => self.stats.loss_drops += 1,
+        }
+        self.events.push_back(LinkEvent::Drop { at: now, flow: pkt.flow(), bytes: pkt.wire_len(), reason });
+    }
+}
+
+impl<P: Packet> Link<P> for Pipe<P> {
+    fn enqueue(&mut self, now: Instant, mut pkt: P) {
+        self.stats.packets_in += 1;
+        if self.rng.bernoulli(self.params.loss) {
+            self.drop_packet(now, &pkt, DropReason::Loss);
+            return;
+        }
+        let len = pkt.wire_len();
+        let leaves = match self.params.rate_bps {
+            None => now,
+            Some(rate) => {
+                self.forget_departed(now);
+                let full = match self.params.queue_limit {
+                    QueueLimit::Packets(n) => self.backlog.len() >= n as usize,
+                    QueueLimit::Bytes(b) => self.backlog_bytes + len as u64 > b,
+                };
+                if full {
+                    self.drop_packet(now, &pkt, DropReason::Queue);
+                    return;
+                }
+                let start = self.last_departure.max(now);
+                let departure = start + Duration::for_bits(len as u64 * 8, rate);
+                self.last_departure = departure;
+                self.backlog.push_back((departure, len));
+                self.backlog_bytes += len as u64;
+                departure
+            }
+        };
+        if apply_bit_errors(&mut pkt, self.params.bit_error_rate, &mut self.rng) > 0 {
+            self.stats.packets_corrupted += 1;
+        }
+        self.stats.packets_out += 1;
+        self.stats.bytes_out += len as u64;
+        self.outbox.push_back((leaves + self.params.delay, pkt));
+    }
+
+    fn poll_at(&self) -> Option<Instant> {
+        None
+    }
+
+    fn handle_timeout(&mut self, _now: Instant) {}
+
+    fn poll_output(&mut self) -> Option<(Instant, P)> {
+        self.outbox.pop_front()
+    }
+
+    fn poll_event(&mut self) -> Option<LinkEvent> {
+        self.events.pop_front()
+    }
+
+    fn stats(&self) -> &LinkStats {
+        &self.stats
+    }
+
+    fn sample(&mut self, now: Instant) -> LinkSample {
+        self.forget_departed(now);
+        LinkSample { queue_packets: self.backlog.len() as u32, queue_bytes: self.backlog_bytes, radio: None }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::TestPacket;
+
+    fn pipe(params: PipeParams) -> Pipe<TestPacket> {
+        Pipe::new(params, RngStream::derive(1, "pipe"))
+    }
+
+    #[test]
+    fn serialises_at_the_rate_then_adds_the_delay() {
+        let mut p = pipe(PipeParams { rate_bps: Some(1_000_000), delay: Duration::from_millis(10), ..Default::default() });
+        // Three 1250-byte packets at once: 10 ms each on the wire.
+        for i in 0..3 {
+            p.enqueue(Instant::ZERO, TestPacket::new(i, 1250));
+        }
+        let times: Vec<u64> = std::iter::from_fn(|| p.poll_output()).map(|(t, _)| t.as_nanos() / 1_000_000).collect();
+        assert_eq!(times, [20, 30, 40]);
+        // A packet after the link went idle starts at once.
+        p.enqueue(Instant::from_millis(100), TestPacket::new(9, 1250));
+        assert_eq!(p.poll_output().unwrap().0, Instant::from_millis(120));
+    }
+
+    #[test]
+    fn drop_tail_counts_packets_in_the_link() {
+        let mut p = pipe(PipeParams { rate_bps: Some(8_000), queue_limit: QueueLimit::Packets(2), ..Default::default() });
+        for i in 0..4 {
+            p.enqueue(Instant::ZERO, TestPacket::new(i, 1000)); // 1 s each
+        }
+        assert_eq!(p.stats().queue_drops, 2);
+        assert_eq!(p.sample(Instant::from_millis(500)).queue_packets, 2);
+        assert_eq!(p.sample(Instant::from_millis(1000)).queue_packets, 1);
+        // After the first left, one more fits.
+        p.enqueue(Instant::from_millis(1000), TestPacket::new(5, 1000));
+        assert_eq!(p.stats().queue_drops, 2);
+        let drops: Vec<_> = std::iter::from_fn(|| p.poll_event()).collect();
+        assert!(drops.iter().all(|e| matches!(e, LinkEvent::Drop { reason: DropReason::Queue, .. })));
+        assert_eq!(drops.len(), 2);
+    }
+
+    #[test]
+    fn byte_limits_and_random_loss() {
+        let mut p = pipe(PipeParams { rate_bps: Some(8_000), queue_limit: QueueLimit::Bytes(2500), ..Default::default() });
+        for i in 0..3 {
+            p.enqueue(Instant::ZERO, TestPacket::new(i, 1000));
+        }
+        assert_eq!(p.stats().queue_drops, 1);
+
+        let mut lossy = pipe(PipeParams { loss: 0.25, ..Default::default() });
+        for i in 0..40_000 {
+            lossy.enqueue(Instant::ZERO, TestPacket::new(i, 100));
+        }
+        let rate = lossy.stats().loss_drops as f64 / 40_000.0;
+        assert!((rate - 0.25).abs() < 0.01, "{rate}");
+    }
+}
