@@ -1,0 +1,352 @@
+//! CUBIC (RFC 9438), as in spec D.4.
+//!
+//! Window arithmetic is in segments (f64) as in the RFC; `cwnd` is stored in bytes.
+//!
+//! | RFC 9438 / spec D.4 | here |
+//! |---|---|
+//! | C = 0.4, β = 0.7, fast convergence, Reno-friendly region | [`CubicConfig::RFC9438`]; [`CubicConfig::LINUX`] has β = 717/1024, C = 410/1024 |
+//! | loss: ssthresh = max(FlightSize·β, 2 SMSS) (r) | same; `ssthresh_from_cwnd` uses cwnd·β as Linux does |
+//! | fast convergence: W_max = cwnd·(1+β)/2 if cwnd < previous W_max | same |
+//! | epoch at first CA ACK: K = ∛((W_max − cwnd_epoch)/C), K = 0 if W_max ≤ cwnd_epoch | same; the curve is then anchored at cwnd_epoch (Linux `bic_origin_point`) |
+//! | target = clamp(W_cubic(t + SRTT), cwnd, 1.5·cwnd); cwnd += (target − cwnd)/cwnd per acked segment | same |
+//! | W_est += α·n/cwnd, α = 3(1−β)/(1+β) until W_est ≥ cwnd_prior, then 1 | same |
+//! | W_cubic(t) < W_est → cwnd = W_est | cwnd = max(cwnd, W_est): never shrinks in CA (A) |
+//! | t excludes application-limited time | app-limited ACKs move the epoch start forward by the time since the previous ACK and do not grow cwnd (A) |
+//! | RTO: ssthresh as on loss; next CA stage with K = 0, W_max = W_est = cwnd (r, RFC §4.8) | same (ssthresh held on consecutive RTOs as RFC 5681) |
+//! | slow start | RFC 5681 slow start; no HyStart |
+
+use super::{
+    newreno_exit_window, AckEvent, CongestionController, CongestionEvent, CongestionKind,
+    ControllerInit, RecoveryExit, RecoveryKind,
+};
+use airlink_engine::Instant;
+
+/// CUBIC parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CubicConfig {
+    /// C, segments/s³. Default 0.4 (RFC 9438 §5).
+    pub c: f64,
+    /// β_cubic, multiplicative decrease. Default 0.7 (RFC 9438 §4.6).
+    pub beta: f64,
+    /// Fast convergence (RFC 9438 §4.7). Default on.
+    pub fast_convergence: bool,
+    /// Reno-friendly region (RFC 9438 §4.3). Default on.
+    pub reno_friendly: bool,
+    /// Base ssthresh on cwnd instead of FlightSize (Linux). Default off (RFC).
+    pub ssthresh_from_cwnd: bool,
+}
+
+impl CubicConfig {
+    /// RFC 9438 constants.
+    pub const RFC9438: CubicConfig = CubicConfig {
+        c: 0.4,
+        beta: 0.7,
+        fast_convergence: true,
+        reno_friendly: true,
+        ssthresh_from_cwnd: false,
+    };
+    /// Linux `tcp_cubic.c` of the spec's \[S3\] era: β = 717/1024, C = 41·10/1024 (v).
+    pub const LINUX: CubicConfig = CubicConfig {
+        c: 410.0 / 1024.0,
+        beta: 717.0 / 1024.0,
+        fast_convergence: true,
+        reno_friendly: true,
+        ssthresh_from_cwnd: true,
+    };
+}
+
+impl Default for CubicConfig {
+    fn default() -> Self {
+        Self::RFC9438
+    }
+}
+
+/// K = ∛((W_max − cwnd_epoch)/C) in seconds; 0 when W_max ≤ cwnd_epoch (RFC 9438 eq. 2).
+pub fn cubic_k(w_max: f64, cwnd_epoch: f64, c: f64) -> f64 {
+    if w_max <= cwnd_epoch {
+        0.0
+    } else {
+        libm::cbrt((w_max - cwnd_epoch) / c)
+    }
+}
+
+/// W_cubic(t) = C(t − K)³ + W_max, segments (RFC 9438 eq. 1).
+pub fn w_cubic(t: f64, k: f64, w_max: f64, c: f64) -> f64 {
+    let d = t - k;
+    c * d * d * d + w_max
+}
+
+#[derive(Clone, Debug)]
+struct Epoch {
+    start: Instant,
+    k: f64,
+    /// The plateau the curve returns to (W_max, or cwnd_epoch when that is larger).
+    origin: f64,
+    w_est: f64,
+}
+
+/// RFC 9438 CUBIC.
+#[derive(Clone, Debug)]
+pub struct Cubic {
+    cfg: CubicConfig,
+    smss: u64,
+    cwnd: u64,
+    ssthresh: u64,
+    /// W_max of the last congestion event, segments (0 = none yet).
+    w_max: f64,
+    /// cwnd before the last reduction, segments.
+    cwnd_prior: f64,
+    epoch: Option<Epoch>,
+    after_timeout: bool,
+    last_ack: Option<Instant>,
+}
+
+impl Cubic {
+    pub fn new(cfg: CubicConfig, init: &ControllerInit) -> Self {
+        Cubic {
+            cfg,
+            smss: init.smss.max(1),
+            cwnd: init.initial_window.max(1),
+            ssthresh: init.initial_ssthresh,
+            w_max: 0.0,
+            cwnd_prior: 0.0,
+            epoch: None,
+            after_timeout: false,
+            last_ack: None,
+        }
+    }
+
+    fn segs(&self, bytes: u64) -> f64 {
+        bytes as f64 / self.smss as f64
+    }
+
+    /// W_max after a congestion event at `cwnd` segments (fast convergence applied).
+    pub fn w_max_after_loss(cfg: &CubicConfig, cwnd: f64, prev_w_max: f64) -> f64 {
+        if cfg.fast_convergence && cwnd < prev_w_max {
+            cwnd * (1.0 + cfg.beta) / 2.0
+        } else {
+            cwnd
+        }
+    }
+
+    fn reduce(&mut self, flight: u64) {
+        let cwnd = self.segs(self.cwnd);
+        self.cwnd_prior = cwnd;
+        self.w_max = Self::w_max_after_loss(&self.cfg, cwnd, self.w_max);
+        let base = if self.cfg.ssthresh_from_cwnd {
+            self.cwnd
+        } else {
+            flight
+        };
+        self.ssthresh = ((base as f64 * self.cfg.beta).round() as u64).max(2 * self.smss);
+    }
+
+    /// W_max (segments) in force.
+    pub fn w_max(&self) -> f64 {
+        self.w_max
+    }
+}
+
+impl CongestionController for Cubic {
+    fn on_ack(&mut self, now: Instant, ack: &AckEvent) {
+        let last = self.last_ack.replace(now);
+        if ack.in_recovery || ack.acked_bytes == 0 {
+            return;
+        }
+        if ack.app_limited {
+            // Time the application held us back does not count towards t (RFC 9438 §5.8).
+            if let (Some(ep), Some(last)) = (self.epoch.as_mut(), last) {
+                ep.start += now.saturating_since(last);
+            }
+            return;
+        }
+        if self.cwnd < self.ssthresh {
+            self.cwnd += ack.acked_bytes.min(self.smss);
+            return;
+        }
+        let cwnd = self.segs(self.cwnd);
+        if self.epoch.is_none() {
+            if self.after_timeout {
+                // RFC 9438 §4.8: first CA stage after an RTO starts at the current window.
+                self.w_max = cwnd;
+                self.after_timeout = false;
+            }
+            let origin = self.w_max.max(cwnd);
+            self.epoch = Some(Epoch {
+                start: now,
+                k: cubic_k(self.w_max, cwnd, self.cfg.c),
+                origin,
+                w_est: cwnd,
+            });
+        }
+        let (c, beta) = (self.cfg.c, self.cfg.beta);
+        let ep = self.epoch.as_mut().expect("epoch set above");
+        let t = now.saturating_since(ep.start).as_secs_f64();
+        let rtt = ack.srtt.or(ack.rtt).map_or(0.0, |d| d.as_secs_f64());
+        let n = ack.acked_bytes as f64 / self.smss as f64;
+        let alpha = if ep.w_est >= self.cwnd_prior {
+            1.0
+        } else {
+            3.0 * (1.0 - beta) / (1.0 + beta)
+        };
+        ep.w_est += alpha * n / cwnd;
+        let new = if self.cfg.reno_friendly && w_cubic(t, ep.k, ep.origin, c) < ep.w_est {
+            ep.w_est
+        } else {
+            let target = w_cubic(t + rtt, ep.k, ep.origin, c).clamp(cwnd, 1.5 * cwnd);
+            cwnd + (target - cwnd) / cwnd * n
+        };
+        let new_bytes = (new * self.smss as f64) as u64;
+        self.cwnd = self.cwnd.max(new_bytes);
+    }
+
+    fn on_congestion_event(&mut self, _now: Instant, ev: &CongestionEvent<'_>) {
+        self.epoch = None;
+        match ev.kind {
+            CongestionKind::FastRetransmit => {
+                self.reduce(ev.flight_size);
+                self.cwnd = self.ssthresh;
+                self.after_timeout = false;
+            }
+            CongestionKind::Timeout { consecutive } => {
+                if consecutive == 0 {
+                    self.reduce(ev.flight_size);
+                }
+                self.cwnd = self.smss;
+                self.after_timeout = true;
+            }
+        }
+    }
+
+    fn on_recovery_exit(&mut self, _now: Instant, exit: &RecoveryExit) {
+        if exit.kind == RecoveryKind::NewReno {
+            self.cwnd = newreno_exit_window(self.ssthresh, exit.flight_size, self.smss);
+        }
+    }
+
+    fn window(&self) -> u64 {
+        self.cwnd
+    }
+
+    fn ssthresh(&self) -> u64 {
+        self.ssthresh
+    }
+
+    fn name(&self) -> &'static str {
+        "cubic"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::congestion::CongestionEvent;
+    use airlink_engine::Duration;
+
+    fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a - b).abs() <= tol
+    }
+
+    /// Spec "Test vectors D": W_max = 100, cwnd_epoch = 70.
+    #[test]
+    fn k_and_w_cubic_vectors() {
+        let k = cubic_k(100.0, 70.0, 0.4);
+        assert!(close(k, 4.21716, 5e-6), "K = {k}");
+        let expect = [
+            (0.0, 70.0),
+            (1.0, 86.681),
+            (2.0, 95.640),
+            (5.0, 100.192),
+            (6.0, 102.267),
+        ];
+        for (t, w) in expect {
+            let got = w_cubic(t, k, 100.0, 0.4);
+            assert!(close(got, w, 5e-4), "W_cubic({t}) = {got}, want {w}");
+        }
+        assert_eq!(cubic_k(60.0, 70.0, 0.4), 0.0);
+    }
+
+    /// Spec: fast convergence at cwnd 90 < W_max 100 → W_max = 76.5, ssthresh = 63.
+    #[test]
+    fn fast_convergence_vector() {
+        let smss = 1000;
+        let init = ControllerInit {
+            smss,
+            initial_window: 90 * smss,
+            initial_ssthresh: u64::MAX,
+        };
+        let mut c = Cubic::new(CubicConfig::RFC9438, &init);
+        c.w_max = 100.0;
+        let ev = CongestionEvent {
+            kind: CongestionKind::FastRetransmit,
+            flight_size: 90 * smss,
+            in_flight: 0,
+            loss: None,
+        };
+        c.on_congestion_event(Instant::ZERO, &ev);
+        assert!(close(c.w_max(), 76.5, 1e-9));
+        assert_eq!(c.ssthresh(), 63 * smss);
+        assert_eq!(c.window(), 63 * smss);
+        // Without fast convergence W_max is the cwnd at the event.
+        let cfg = CubicConfig {
+            fast_convergence: false,
+            ..CubicConfig::RFC9438
+        };
+        let mut c = Cubic::new(cfg, &init);
+        c.w_max = 100.0;
+        c.on_congestion_event(Instant::ZERO, &ev);
+        assert!(close(c.w_max(), 90.0, 1e-9));
+    }
+
+    /// After a loss at W_max = 100 the window follows the concave curve back to W_max at K,
+    /// and stays above the Reno estimate.
+    #[test]
+    fn window_returns_to_w_max_near_k() {
+        let smss = 1000;
+        let init = ControllerInit {
+            smss,
+            initial_window: 100 * smss,
+            initial_ssthresh: u64::MAX,
+        };
+        let mut c = Cubic::new(
+            CubicConfig {
+                reno_friendly: false,
+                ..CubicConfig::RFC9438
+            },
+            &init,
+        );
+        let ev = CongestionEvent {
+            kind: CongestionKind::FastRetransmit,
+            flight_size: 100 * smss,
+            in_flight: 0,
+            loss: None,
+        };
+        c.on_congestion_event(Instant::ZERO, &ev);
+        assert_eq!(c.window(), 70 * smss);
+        let rtt = Duration::from_millis(100);
+        let mut now = Instant::ZERO;
+        // One ACK per segment, cwnd ACKs per RTT, for 4.2 s (≈ K).
+        while now < Instant::from_millis(4217) {
+            let per_rtt = c.window() / smss;
+            let step = Duration::from_nanos(rtt.as_nanos() / per_rtt);
+            for _ in 0..per_rtt {
+                now += step;
+                let a = AckEvent {
+                    ack: 0,
+                    acked_bytes: smss,
+                    sacked_bytes: 0,
+                    rtt: Some(rtt),
+                    srtt: Some(rtt),
+                    min_rtt: Some(rtt),
+                    in_flight: 0,
+                    high_data: 0,
+                    in_recovery: false,
+                    app_limited: false,
+                };
+                c.on_ack(now, &a);
+            }
+        }
+        let w = c.window() as f64 / smss as f64;
+        assert!((99.0..=101.5).contains(&w), "cwnd at K = {w} segments");
+    }
+}

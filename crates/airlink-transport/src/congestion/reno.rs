@@ -1,0 +1,139 @@
+//! RFC 5681 AIMD window policy, shared by Reno and NewReno (they differ only in recovery,
+//! which the endpoint runs).
+
+use super::{
+    newreno_exit_window, AckEvent, CongestionController, CongestionEvent, CongestionKind,
+    ControllerInit, RecoveryExit, RecoveryKind,
+};
+use airlink_engine::Instant;
+
+/// RFC 5681 slow start and congestion avoidance; RFC 5681 eq. (4) on loss.
+#[derive(Clone, Debug)]
+pub struct Reno {
+    smss: u64,
+    cwnd: u64,
+    ssthresh: u64,
+}
+
+impl Reno {
+    pub fn new(init: &ControllerInit) -> Self {
+        Reno {
+            smss: init.smss.max(1),
+            cwnd: init.initial_window.max(1),
+            ssthresh: init.initial_ssthresh,
+        }
+    }
+
+    /// RFC 5681 eq. (4): max(FlightSize/2, 2·SMSS).
+    fn half(&self, flight: u64) -> u64 {
+        (flight / 2).max(2 * self.smss)
+    }
+}
+
+impl CongestionController for Reno {
+    fn on_ack(&mut self, _now: Instant, ack: &AckEvent) {
+        if ack.in_recovery || ack.acked_bytes == 0 {
+            return;
+        }
+        if self.cwnd < self.ssthresh {
+            // Slow start (RFC 5681 eq. 2).
+            self.cwnd += ack.acked_bytes.min(self.smss);
+        } else {
+            // Congestion avoidance (RFC 5681 eq. 3), at least one byte per ACK.
+            self.cwnd += (self.smss * self.smss / self.cwnd).max(1);
+        }
+    }
+
+    fn on_congestion_event(&mut self, _now: Instant, ev: &CongestionEvent<'_>) {
+        match ev.kind {
+            CongestionKind::FastRetransmit => {
+                self.ssthresh = self.half(ev.flight_size);
+                self.cwnd = self.ssthresh;
+            }
+            CongestionKind::Timeout { consecutive } => {
+                // ssthresh is held when the same data times out again (RFC 5681 §3.1).
+                if consecutive == 0 {
+                    self.ssthresh = self.half(ev.flight_size);
+                }
+                self.cwnd = self.smss; // loss window LW = 1 SMSS
+            }
+        }
+    }
+
+    fn on_recovery_exit(&mut self, _now: Instant, exit: &RecoveryExit) {
+        if exit.kind == RecoveryKind::NewReno {
+            self.cwnd = newreno_exit_window(self.ssthresh, exit.flight_size, self.smss);
+        }
+        // Reno and SACK recovery leave cwnd = ssthresh, which it already is.
+    }
+
+    fn window(&self) -> u64 {
+        self.cwnd
+    }
+
+    fn ssthresh(&self) -> u64 {
+        self.ssthresh
+    }
+
+    fn name(&self) -> &'static str {
+        "reno"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(bytes: u64) -> AckEvent {
+        AckEvent {
+            ack: 0,
+            acked_bytes: bytes,
+            sacked_bytes: 0,
+            rtt: None,
+            srtt: None,
+            min_rtt: None,
+            in_flight: 0,
+            high_data: 0,
+            in_recovery: false,
+            app_limited: false,
+        }
+    }
+
+    #[test]
+    fn slow_start_then_avoidance_then_halving() {
+        let t = Instant::ZERO;
+        let mut r = Reno::new(&ControllerInit {
+            smss: 1000,
+            initial_window: 3000,
+            initial_ssthresh: 5000,
+        });
+        r.on_ack(t, &ack(2000));
+        assert_eq!(r.window(), 4000, "slow start adds at most one SMSS per ACK");
+        r.on_ack(t, &ack(500));
+        assert_eq!(r.window(), 4500);
+        r.on_ack(t, &ack(1000));
+        assert_eq!(r.window(), 5500);
+        r.on_ack(t, &ack(1000));
+        assert_eq!(r.window(), 5500 + 1_000_000 / 5500);
+        let ev = CongestionEvent {
+            kind: CongestionKind::FastRetransmit,
+            flight_size: 9000,
+            in_flight: 9000,
+            loss: None,
+        };
+        r.on_congestion_event(t, &ev);
+        assert_eq!((r.window(), r.ssthresh()), (4500, 4500));
+        let ev = CongestionEvent {
+            kind: CongestionKind::Timeout { consecutive: 0 },
+            flight_size: 1000,
+            in_flight: 0,
+            loss: None,
+        };
+        r.on_congestion_event(t, &ev);
+        assert_eq!(
+            (r.window(), r.ssthresh()),
+            (1000, 2000),
+            "floor of 2 SMSS, LW = 1 SMSS"
+        );
+    }
+}

@@ -1,0 +1,44 @@
+//! Transport protocols for airlink: a sans-IO TCP endpoint for simulation.
+//!
+//! # What this layer is
+//! The endpoints of a transport connection as deterministic state machines. A driver (the
+//! discrete-event simulator, or a real-time loop) hands them segments, the application's
+//! writes and the current time, and pulls out segments to transmit, the next timer deadline and
+//! events. Segments carry header fields only: payload is a byte count.
+//!
+//! # What it must not do
+//! Read a clock, draw random numbers, perform I/O, log, or panic on anything that arrives from
+//! the network. Link behaviour (delay, rate, loss) belongs to `airlink-link`.
+//!
+//! # Driver contract (see [`TcpEndpoint`])
+//! Inputs are `handle_*` / `connect` / `send` / `close`, each with `now` (monotone); after every
+//! input call [`TcpEndpoint::poll_transmit`] until `None`, then read
+//! [`TcpEndpoint::poll_timeout`] and drain [`TcpEndpoint::poll_event`]; call
+//! [`TcpEndpoint::handle_timeout`] when the deadline is reached.
+//!
+//! # Modules
+//! - [`segment`]: the simulated segment and its header size;
+//! - [`config`]: [`TcpConfig`] with documented defaults and presets;
+//! - [`congestion`]: the [`CongestionController`] trait, Reno (RFC 5681) and CUBIC (RFC 9438);
+//! - [`rtt`]: the RFC 6298 estimator;
+//! - [`endpoint`]: the state machine (rules and deviations at the top of the module).
+
+pub mod config;
+pub mod congestion;
+pub mod endpoint;
+mod rangeset;
+mod recv;
+pub mod rtt;
+pub mod scoreboard;
+pub mod segment;
+
+pub use config::{initial_window_segments, ConfigError, Recovery, TcpConfig};
+pub use congestion::{
+    AckEvent, CongestionConfig, CongestionController, CongestionEvent, CongestionKind,
+    ControllerFactory, ControllerInit, Cubic, CubicConfig, LossView, RecoveryExit, RecoveryKind,
+    Reno,
+};
+pub use endpoint::{Role, TcpEndpoint, TcpEvent, TcpState, TcpStats};
+pub use rtt::RttEstimator;
+pub use scoreboard::SackScoreboard;
+pub use segment::{Flags, SackBlocks, Segment};

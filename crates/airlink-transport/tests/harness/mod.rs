@@ -1,0 +1,357 @@
+//! A two-endpoint harness in virtual time (after quinn-proto's `Pair`): a client and a server
+//! joined by two one-way pipes with fixed delay, optional rate limit and drop-tail queue, and
+//! seeded loss and reordering. Test infrastructure, not a link model (that is `airlink-link`).
+//!
+//! Order at equal times (P4): arrivals on the downlink, arrivals on the uplink, client timers,
+//! server timers; each input is followed by draining the endpoint's transmissions and events.
+
+#![allow(dead_code)]
+
+use airlink_engine::{Duration, Instant, RngStream};
+use airlink_transport::{Role, Segment, TcpConfig, TcpEndpoint, TcpEvent};
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// One direction of the path.
+#[derive(Clone, Debug)]
+pub struct LinkConfig {
+    /// One-way propagation delay.
+    pub delay: Duration,
+    /// Serialisation rate, bit/s of IP packets (0 = infinitely fast).
+    pub rate_bps: u64,
+    /// Drop-tail limit on packets waiting for or in serialisation (0 = unlimited).
+    pub queue_packets: usize,
+    /// i.i.d. loss probability.
+    pub loss: f64,
+    /// Probability that a packet is held back by up to `reorder_extra`.
+    pub reorder: f64,
+    pub reorder_extra: Duration,
+    /// Drop the packets with these indices (0 = first packet entering this direction).
+    pub drop_indices: Vec<u64>,
+    /// Drop the first this many segments that carry a FIN.
+    pub drop_fins: u32,
+    /// Extra loss probability for retransmitted data (seq below the highest seen).
+    pub retx_loss: f64,
+}
+
+impl LinkConfig {
+    pub fn delay(delay: Duration) -> Self {
+        LinkConfig {
+            delay,
+            rate_bps: 0,
+            queue_packets: 0,
+            loss: 0.0,
+            reorder: 0.0,
+            reorder_extra: Duration::ZERO,
+            drop_indices: Vec::new(),
+            drop_fins: 0,
+            retx_loss: 0.0,
+        }
+    }
+
+    pub fn rate(mut self, bps: u64) -> Self {
+        self.rate_bps = bps;
+        self
+    }
+}
+
+struct Late {
+    at: Instant,
+    n: u64,
+    seg: Segment,
+}
+impl PartialEq for Late {
+    fn eq(&self, o: &Self) -> bool {
+        (self.at, self.n) == (o.at, o.n)
+    }
+}
+impl Eq for Late {}
+impl PartialOrd for Late {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Late {
+    // Reversed: BinaryHeap is a max-heap and we want the earliest first.
+    fn cmp(&self, o: &Self) -> Ordering {
+        (o.at, o.n).cmp(&(self.at, self.n))
+    }
+}
+
+/// One direction: a FIFO for packets on schedule and a heap for the ones held back.
+pub struct Pipe {
+    pub cfg: LinkConfig,
+    rng: RngStream,
+    fifo: VecDeque<(Instant, Segment)>,
+    late: BinaryHeap<Late>,
+    busy_until: Instant,
+    departures: VecDeque<Instant>,
+    count: u64,
+    max_seq: u64,
+    fins_seen: u32,
+    pub carried: u64,
+    pub dropped: u64,
+}
+
+impl Pipe {
+    pub fn new(cfg: LinkConfig, rng: RngStream) -> Self {
+        Pipe {
+            cfg,
+            rng,
+            fifo: VecDeque::new(),
+            late: BinaryHeap::new(),
+            busy_until: Instant::ZERO,
+            departures: VecDeque::new(),
+            count: 0,
+            max_seq: 0,
+            fins_seen: 0,
+            carried: 0,
+            dropped: 0,
+        }
+    }
+
+    pub fn push(&mut self, now: Instant, seg: Segment) {
+        let idx = self.count;
+        self.count += 1;
+        let end = seg.seq + seg.len as u64;
+        let is_retx = seg.len > 0 && seg.seq < self.max_seq;
+        self.max_seq = self.max_seq.max(end);
+        let mut drop = self.cfg.drop_indices.contains(&idx);
+        if seg.flags.fin && self.fins_seen < self.cfg.drop_fins {
+            self.fins_seen += 1;
+            drop = true;
+        }
+        drop |= self.rng.bernoulli(self.cfg.loss);
+        drop |= is_retx && self.rng.bernoulli(self.cfg.retx_loss);
+        if drop {
+            self.dropped += 1;
+            return;
+        }
+        let depart = if self.cfg.rate_bps == 0 {
+            now
+        } else {
+            while self.departures.front().is_some_and(|&t| t <= now) {
+                self.departures.pop_front();
+            }
+            if self.cfg.queue_packets > 0 && self.departures.len() >= self.cfg.queue_packets {
+                self.dropped += 1;
+                return;
+            }
+            let start = self.busy_until.max(now);
+            self.busy_until =
+                start + Duration::for_bits(seg.wire_len() as u64 * 8, self.cfg.rate_bps);
+            self.departures.push_back(self.busy_until);
+            self.busy_until
+        };
+        let at = depart + self.cfg.delay;
+        if self.rng.bernoulli(self.cfg.reorder) {
+            let extra = Duration::from_nanos(self.rng.below(self.cfg.reorder_extra.as_nanos() + 1));
+            self.late.push(Late {
+                at: at + extra,
+                n: idx,
+                seg,
+            });
+        } else {
+            self.fifo.push_back((at, seg));
+        }
+    }
+
+    pub fn next_due(&self) -> Option<Instant> {
+        let a = self.fifo.front().map(|&(t, _)| t);
+        let b = self.late.peek().map(|l| l.at);
+        match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    pub fn pop_due(&mut self, now: Instant) -> Option<Segment> {
+        let a = self.fifo.front().map(|&(t, _)| t).filter(|&t| t <= now);
+        let b = self.late.peek().map(|l| l.at).filter(|&t| t <= now);
+        let seg = match (a, b) {
+            (Some(a), Some(b)) if b < a => self.late.pop().map(|l| l.seg),
+            (Some(_), _) => self.fifo.pop_front().map(|(_, s)| s),
+            (None, Some(_)) => self.late.pop().map(|l| l.seg),
+            (None, None) => None,
+        };
+        if seg.is_some() {
+            self.carried += 1;
+        }
+        seg
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.fifo.is_empty() && self.late.is_empty()
+    }
+}
+
+/// Per-side bookkeeping of what the application saw.
+#[derive(Default, Debug, Clone)]
+pub struct AppView {
+    pub delivered: u64,
+    pub connected: bool,
+    pub peer_closed: bool,
+    pub closed: bool,
+    pub reset: bool,
+    /// (time, cumulative delivered) at each delivery, when recording.
+    pub deliveries: Vec<(Instant, u64)>,
+}
+
+/// Client and server joined by `up` (client → server) and `down` (server → client).
+pub struct Pair {
+    pub now: Instant,
+    pub client: TcpEndpoint,
+    pub server: TcpEndpoint,
+    pub up: Pipe,
+    pub down: Pipe,
+    pub client_app: AppView,
+    pub server_app: AppView,
+    /// Keep a delivery time series.
+    pub record: bool,
+    /// The client closes as soon as the server's FIN arrives (a download).
+    pub client_closes_on_fin: bool,
+    /// Check both endpoints' internal invariants after every step (slow).
+    pub check: bool,
+    pub steps: u64,
+}
+
+impl Pair {
+    pub fn new(
+        client: TcpConfig,
+        server: TcpConfig,
+        up: LinkConfig,
+        down: LinkConfig,
+        seed: u64,
+    ) -> Self {
+        Pair {
+            now: Instant::ZERO,
+            client: TcpEndpoint::new(client, Role::Client),
+            server: TcpEndpoint::new(server, Role::Server),
+            up: Pipe::new(up, RngStream::derive(seed, "pipe/up")),
+            down: Pipe::new(down, RngStream::derive(seed, "pipe/down")),
+            client_app: AppView::default(),
+            server_app: AppView::default(),
+            record: false,
+            client_closes_on_fin: true,
+            check: false,
+            steps: 0,
+        }
+    }
+
+    /// A bulk download of `bytes`: the server writes everything and closes at t = 0, the
+    /// client connects at t = 0 and closes when the server's FIN arrives.
+    pub fn download(&mut self, bytes: u64) {
+        self.server.send(self.now, bytes);
+        self.server.close(self.now);
+        self.client.connect(self.now);
+        self.flush_client();
+        self.flush_server();
+    }
+
+    fn flush_client(&mut self) {
+        loop {
+            while let Some(seg) = self.client.poll_transmit(self.now) {
+                self.up.push(self.now, seg);
+            }
+            let close = drain(
+                &mut self.client,
+                &mut self.client_app,
+                self.now,
+                self.record,
+            );
+            if close && self.client_closes_on_fin {
+                self.client.close(self.now);
+                continue;
+            }
+            break;
+        }
+    }
+
+    fn flush_server(&mut self) {
+        while let Some(seg) = self.server.poll_transmit(self.now) {
+            self.down.push(self.now, seg);
+        }
+        drain(
+            &mut self.server,
+            &mut self.server_app,
+            self.now,
+            self.record,
+        );
+    }
+
+    /// Advances to the next event; false when nothing is left to happen.
+    pub fn step(&mut self) -> bool {
+        let next = [
+            self.down.next_due(),
+            self.up.next_due(),
+            self.client.poll_timeout(),
+            self.server.poll_timeout(),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let Some(t) = next else { return false };
+        self.now = self.now.max(t);
+        let now = self.now;
+        while let Some(seg) = self.down.pop_due(now) {
+            self.client.handle_segment(now, &seg);
+            self.flush_client();
+        }
+        while let Some(seg) = self.up.pop_due(now) {
+            self.server.handle_segment(now, &seg);
+            self.flush_server();
+        }
+        if self.client.poll_timeout().is_some_and(|t| t <= now) {
+            self.client.handle_timeout(now);
+            self.flush_client();
+        }
+        if self.server.poll_timeout().is_some_and(|t| t <= now) {
+            self.server.handle_timeout(now);
+            self.flush_server();
+        }
+        self.steps += 1;
+        if self.check {
+            for (name, ep) in [("client", &self.client), ("server", &self.server)] {
+                if let Err(e) = ep.debug_check_invariants() {
+                    panic!("{name} at {}: {e}", self.now);
+                }
+            }
+        }
+        true
+    }
+
+    /// Runs until nothing is left to happen, `until` is passed, or `max_steps` steps were made.
+    /// Returns true if it ran out of events (the connection went quiet).
+    pub fn run(&mut self, until: Instant, max_steps: u64) -> bool {
+        while self.now <= until && self.steps < max_steps {
+            if !self.step() {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// Drains events into the view; returns true when the peer's FIN arrived just now.
+fn drain(ep: &mut TcpEndpoint, app: &mut AppView, now: Instant, record: bool) -> bool {
+    let mut fin = false;
+    while let Some(ev) = ep.poll_event() {
+        match ev {
+            TcpEvent::Connected => app.connected = true,
+            TcpEvent::Delivered { bytes } => {
+                app.delivered += bytes;
+                if record {
+                    app.deliveries.push((now, app.delivered));
+                }
+            }
+            TcpEvent::PeerClosed => {
+                app.peer_closed = true;
+                fin = true;
+            }
+            TcpEvent::Closed => app.closed = true,
+            TcpEvent::Reset => app.reset = true,
+            TcpEvent::RttSample { .. } | TcpEvent::Congestion { .. } => {}
+        }
+    }
+    fin
+}
