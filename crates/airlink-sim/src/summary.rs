@@ -1,0 +1,152 @@
+//! The run summary: per flow and per link counters, serialised with a fixed field order so
+//! that the same seed gives byte-identical JSON.
+
+use crate::Simulation;
+use airlink_phy::Modulation;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    pub scenario: String,
+    pub seed: u64,
+    /// Every flow delivered all its bytes before the stop time.
+    pub completed: bool,
+    pub sim_time_s: f64,
+    pub events: u64,
+    pub flows: Vec<FlowSummary>,
+    pub links: Vec<LinkSummary>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowSummary {
+    pub id: u32,
+    pub protocol: &'static str,
+    pub congestion: &'static str,
+    pub bytes_requested: u64,
+    /// Bytes delivered in order to the receiving application.
+    pub bytes_delivered: u64,
+    pub completed: bool,
+    pub start_s: f64,
+    /// Time of the last delivery to the application.
+    pub end_s: Option<f64>,
+    pub duration_s: Option<f64>,
+    /// Application goodput from the flow's start to its last delivery.
+    pub goodput_bps: Option<f64>,
+    /// Goodput between the deliveries that first reached 10 % and 90 % of the transfer:
+    /// the steady rate, without connection set-up and slow start.
+    pub goodput_steady_bps: Option<f64>,
+    /// Segments the sender transmitted (data and control), and of them retransmissions.
+    pub segments_sent: u64,
+    pub data_segments_sent: u64,
+    pub retransmissions: u64,
+    /// Retransmitted over all data segments sent, in per cent.
+    pub retransmission_pct: f64,
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+    /// Packets of the flow dropped by a receiver's checksum (bit errors).
+    pub checksum_drops: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkSummary {
+    pub name: &'static str,
+    pub model: &'static str,
+    pub packets_in: u64,
+    pub packets_out: u64,
+    pub bytes_out: u64,
+    pub queue_drops: u64,
+    pub loss_drops: u64,
+    pub frames_sent: u64,
+    pub frame_errors: u64,
+    pub arq_retransmissions: u64,
+    pub packets_given_up: u64,
+    /// Packets this link corrupted that a receiver's checksum then dropped.
+    pub checksum_drops: u64,
+    /// Radio time spent in each modulation (only the modulations used).
+    pub time_in_modulation_s: BTreeMap<&'static str, f64>,
+}
+
+impl Simulation {
+    pub fn summary(&self) -> Summary {
+        let flows = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let st = f.server.stats();
+                let end = f.last_delivery;
+                let duration = end.map(|e| e.saturating_since(f.start).as_secs_f64());
+                let steady = match (f.mark10, f.mark90) {
+                    (Some((t1, b1)), Some((t2, b2))) if t2 > t1 => Some((b2 - b1) as f64 * 8.0 / (t2 - t1).as_secs_f64()),
+                    _ => None,
+                };
+                FlowSummary {
+                    id: i as u32,
+                    protocol: f.protocol,
+                    congestion: f.congestion,
+                    bytes_requested: f.bytes,
+                    bytes_delivered: f.delivered,
+                    completed: f.done,
+                    start_s: f.start.as_secs_f64(),
+                    end_s: end.map(|e| e.as_secs_f64()),
+                    duration_s: duration,
+                    goodput_bps: duration.filter(|d| *d > 0.0).map(|d| f.delivered as f64 * 8.0 / d),
+                    goodput_steady_bps: steady,
+                    segments_sent: st.segments_sent,
+                    data_segments_sent: st.data_segments_sent,
+                    retransmissions: st.retransmitted_segments,
+                    retransmission_pct: if st.data_segments_sent == 0 {
+                        0.0
+                    } else {
+                        100.0 * st.retransmitted_segments as f64 / st.data_segments_sent as f64
+                    },
+                    timeouts: st.timeouts,
+                    fast_recoveries: st.fast_recoveries,
+                    checksum_drops: f.checksum_drops,
+                }
+            })
+            .collect();
+        let links = self
+            .links
+            .iter()
+            .map(|l| {
+                let s = l.link.stats();
+                let time_in_modulation_s = Modulation::ALL
+                    .iter()
+                    .filter(|m| s.slots_per_modulation[m.bits() as usize - 1] > 0)
+                    .map(|m| (m.name(), s.slots_per_modulation[m.bits() as usize - 1] as f64 * s.slot_duration_s))
+                    .collect();
+                LinkSummary {
+                    name: l.name,
+                    model: l.model,
+                    packets_in: s.packets_in,
+                    packets_out: s.packets_out,
+                    bytes_out: s.bytes_out,
+                    queue_drops: s.queue_drops,
+                    loss_drops: s.loss_drops,
+                    frames_sent: s.frames_sent,
+                    frame_errors: s.frame_errors,
+                    arq_retransmissions: s.arq_retransmissions,
+                    packets_given_up: s.packets_given_up,
+                    checksum_drops: l.checksum_drops,
+                    time_in_modulation_s,
+                }
+            })
+            .collect();
+        Summary {
+            scenario: self.name.clone(),
+            seed: self.seed,
+            completed: self.flows.iter().all(|f| f.done),
+            sim_time_s: self.now.as_secs_f64(),
+            events: self.events_processed,
+            flows,
+            links,
+        }
+    }
+
+    /// The summary as JSON (stable field order, so equal runs give equal bytes).
+    pub fn summary_json(&self) -> String {
+        serde_json::to_string_pretty(&self.summary()).expect("summaries serialise")
+    }
+}
