@@ -66,6 +66,7 @@ fn ofdm4g(c: &mut Criterion) {
                     odd_k: OddKModel::Generic,
                     arq_max_retransmissions: 30,
                     arq_delay: Duration::from_millis(2),
+                    arq_remodulate: true,
                     channel_errors: true,
                 };
                 let mut link = Ofdm4gDownlink::new(params, channel, RngStream::derive(1, "l"));

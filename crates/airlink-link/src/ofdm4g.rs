@@ -8,16 +8,18 @@
 //! never bits of the next packet, so the last frame of a packet is usually part-empty. Whether
 //! a frame arrives intact is drawn from the frame error probability at the *true* SNR.
 //!
-//! A frame in error is retransmitted `arq_delay` after its transmission, before any new data,
-//! up to `arq_max_retransmissions` times; meanwhile new frames keep going out (pipelining), so
-//! packets can complete out of order. When ARQ gives up, the frame's symbol errors are drawn
+//! The bits of a frame in error are retransmitted `arq_delay` after its transmission, before
+//! any new data, up to `arq_max_retransmissions` times; meanwhile new frames keep going out
+//! (pipelining), so packets can complete out of order. A retransmission is modulated for the
+//! slot it goes out in (`arq_remodulate`, default): if that modulation carries fewer bits than
+//! failed, the rest waits at the head of the retransmission queue for the next slot. When ARQ gives up, the frame's symbol errors are drawn
 //! (at least one, since the frame is known to be in error) and one bit of each erroneous
 //! symbol is flipped in the packet, which is forwarded when all its frames are resolved.
 //!
 //! | aspect | airlink | WIPEMU / spec |
 //! |---|---|---|
 //! | slot timing | slot n starts at ⌈n·10⁹/bins_per_second⌉ ns (the channel's bin grid): exact, no drift | 0.667 ms |
-//! | retransmitted frame | keeps its bits and modulation; error drawn at the SNR of the slot it is resent in (on the sub-band chosen then) | not stated |
+//! | retransmitted frame | its bits are re-modulated for the slot they are resent in (split over slots when they no longer fit); `arq_remodulate = false` keeps the first modulation | "for every frame" the predicted SNR sets the modulation; retransmission format not stated |
 //! | frame error probability | over the frame's data symbols ⌈bits/k⌉ (equal to 108 except in a packet's last frame) | spec A.5 uses N = 108 |
 //! | ARQ feedback | a failed frame may be resent from `arq_delay` after its slot started (2 ms = 3 slots) | "retransmission delay 2 ms" |
 //! | adaptive switching levels | computed once for the configured mean SNR (shadowing moves the local mean) | spec A.6(b) |
@@ -54,6 +56,8 @@ pub struct Ofdm4gParams {
     pub odd_k: OddKModel,
     pub arq_max_retransmissions: u32,
     pub arq_delay: Duration,
+    /// Retransmissions use the modulation chosen for their own slot (else the first one's).
+    pub arq_remodulate: bool,
     /// `false`: every frame arrives intact (validation runs).
     pub channel_errors: bool,
 }
@@ -224,6 +228,17 @@ impl<P: Packet> Ofdm4gDownlink<P> {
         let (_subband, snr, predicted) = self.choose_subband(n);
         let mut frame = if frame_ready {
             let mut f = self.retx.pop_front().expect("checked");
+            if self.p.arq_remodulate {
+                f.modulation = self.modulation_for(predicted);
+                let capacity = self.p.symbols_per_frame * f.modulation.bits();
+                if f.bits > capacity {
+                    // Send what fits; the rest goes out in the next slot, still first in line.
+                    let rest = Frame { bit_offset: f.bit_offset + capacity as u64, bits: f.bits - capacity, ..f };
+                    f.bits = capacity;
+                    self.retx.push_front(rest);
+                    self.reassembly[f.packet].as_mut().expect("retransmitted packet is in reassembly").unresolved += 1;
+                }
+            }
             f.retransmissions += 1;
             self.stats.arq_retransmissions += 1;
             f
@@ -393,6 +408,7 @@ mod tests {
             odd_k: OddKModel::Generic,
             arq_max_retransmissions: max_retx,
             arq_delay: Duration::from_millis(2),
+            arq_remodulate: true,
             channel_errors: errors,
         }
     }
@@ -496,6 +512,32 @@ mod tests {
         let reordered = out.windows(2).filter(|w| w[1].1.id < w[0].1.id).count();
         assert!(reordered > 0, "pipelined ARQ reorders packets");
         assert!(out.windows(2).all(|w| w[0].0 <= w[1].0), "outputs leave in time order");
+    }
+
+    #[test]
+    fn remodulated_retransmissions_split_over_slots_and_repair_more() {
+        // Adaptive modulation at 16 dB: failed high-order frames are resent at whatever the
+        // channel allows 2 ms later, so a short ARQ limit loses far fewer packets than when
+        // the first modulation is kept.
+        let given_up = |remodulate: bool| {
+            let table = ModulationTable::new(&Modulation::ALL, airlink_phy::SwitchingRule::MaxThroughput, 40.0, 0.0, 108, OddKModel::Generic).unwrap();
+            let mut p = params(Modulation::Bpsk, 1500, 108, true, 3);
+            p.modulation = Ofdm4gModulation::Adaptive(table);
+            p.arq_remodulate = remodulate;
+            p.queue_limit = QueueLimit::Packets(1000);
+            let mut link = Ofdm4gDownlink::new(p, channel(16.0, 1500), RngStream::derive(4, "l"));
+            for i in 0..500 {
+                link.enqueue(Instant::ZERO, TestPacket::new(i, 1500));
+            }
+            let out = drain(&mut link);
+            assert_eq!(out.len(), 500, "every packet leaves, intact or not");
+            let mut ids: Vec<u32> = out.iter().map(|(_, p)| p.id).collect();
+            ids.sort();
+            assert_eq!(ids, (0..500).collect::<Vec<_>>(), "each packet exactly once");
+            link.stats().packets_given_up
+        };
+        let (kept, remodulated) = (given_up(false), given_up(true));
+        assert!(remodulated * 3 < kept, "remodulated {remodulated} vs kept {kept}");
     }
 
     #[test]

@@ -265,6 +265,10 @@ pub struct Ofdm4gConfig {
     /// Delay from a frame's transmission to its earliest retransmission. Default 2 ms.
     #[serde(default = "default_arq_delay")]
     pub arq_delay: Time,
+    /// Retransmissions are modulated for the slot they go out in (split over slots when they
+    /// no longer fit); `false` resends with the first transmission's modulation. Default true.
+    #[serde(default = "yes")]
+    pub arq_remodulate: bool,
     /// `false` makes every frame arrive intact (the study's validation runs). Default true.
     #[serde(default = "yes")]
     pub channel_errors: bool,

@@ -121,6 +121,7 @@ fn ofdm4g(o: &sc::Ofdm4gConfig, seed: u64) -> Result<LinkSlot, BuildError> {
         odd_k: odd_k(o.odd_k_model),
         arq_max_retransmissions: o.arq_max_retransmissions,
         arq_delay: o.arq_delay.0,
+        arq_remodulate: o.arq_remodulate,
         channel_errors: o.channel_errors,
     };
     Ok(LinkSlot {
