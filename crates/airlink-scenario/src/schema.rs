@@ -455,10 +455,28 @@ fn default_bytes() -> DataSize {
     DataSize(3_000_000)
 }
 
-/// TCP knobs (spec D.1). Absent values take the transport's documented defaults.
+/// A set of TCP defaults that the other knobs then adjust.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TcpPreset {
+    /// RFC algorithms with Linux's timer bounds (RTO min 200 ms, max 120 s, initial 1 s).
+    #[default]
+    Default,
+    /// RFC values throughout (RTO min 1 s, max 60 s).
+    Rfc,
+    /// Linux 2.4 (the WIPEMU study's stack): initial RTO 3 s, 200 ms floor on the variance
+    /// term, 10 ms timer tick, initial window 2.
+    #[serde(rename = "linux-2.4")]
+    Linux24,
+}
+
+/// TCP knobs (spec D.1). Absent values take the preset's documented values.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpParams {
+    /// The base set of values. Default `default`.
+    #[serde(default)]
+    pub preset: TcpPreset,
     /// IP MTU; the MSS is derived from it (40 B of headers, 12 more with timestamps). Default 1500.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mtu: Option<u32>,

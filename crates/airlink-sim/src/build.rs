@@ -136,7 +136,13 @@ fn ofdm4g(o: &sc::Ofdm4gConfig, seed: u64) -> Result<LinkSlot, BuildError> {
 /// The transport configuration of a flow: the scenario's values over the transport defaults.
 pub fn tcp_config(f: &sc::FlowConfig) -> TcpConfig {
     let t = &f.tcp;
-    let mut c = TcpConfig::for_mtu(t.mtu.unwrap_or(1500), t.timestamps.unwrap_or(false));
+    let mut c = match t.preset {
+        sc::TcpPreset::Default => TcpConfig::default(),
+        sc::TcpPreset::Rfc => TcpConfig::rfc(),
+        sc::TcpPreset::Linux24 => TcpConfig::linux_2_4(),
+    };
+    c.timestamps = t.timestamps.unwrap_or(false);
+    c.mss = TcpConfig::for_mtu(t.mtu.unwrap_or(1500), c.timestamps).mss;
     c.initial_window = t.initial_window.or(c.initial_window);
     if let Some(x) = t.sack {
         c.sack = x;
