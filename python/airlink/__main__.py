@@ -1,0 +1,5 @@
+"""``python -m airlink`` is the ``airlink`` command."""
+
+from airlink.cli import main
+
+main()

@@ -1,0 +1,92 @@
+"""``airlink bench``: figures of speed on this machine. Reported, never asserted (style P9)."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from airlink import _core
+from airlink.scenarios import display_path, scenario_dir
+from airlink.version import version
+
+
+@dataclass(frozen=True)
+class Measurement:
+    name: str
+    value: float
+    unit: str
+    detail: str = ""
+
+
+def bench_event_queue(population: int = 10_000, pops: int = 2_000_000) -> Measurement:
+    """The engine's event queue alone: a hold model of ``population`` pending events."""
+    start = time.perf_counter()
+    processed = _core.bench_event_queue(population, pops)
+    wall = time.perf_counter() - start
+    return Measurement(f"event queue, {population:,} pending", processed / wall, "events/s", f"{processed:,} events in {wall:.3f} s")
+
+
+def bench_wipemu_run(repeats: int = 5) -> list[Measurement]:
+    """One WIPEMU run (adaptive.toml, the study's defaults): median wall time and event rate."""
+    path = scenario_dir() / "wipemu" / "adaptive.toml"
+    text, source = path.read_text(encoding="utf-8"), display_path(path)
+    walls, events = [], 0
+    for _ in range(repeats):
+        start = time.perf_counter()
+        summary = json.loads(_core.run_summary(text, source))
+        walls.append(time.perf_counter() - start)
+        events = summary["events"]
+    median = statistics.median(walls)
+    spread = f"median of {repeats}, {min(walls) * 1e3:.1f} to {max(walls) * 1e3:.1f} ms; {summary['sim_time_s']:.1f} s simulated"
+    return [
+        Measurement("WIPEMU run (adaptive.toml), wall time", median * 1e3, "ms", spread + "; target well under 100 ms"),
+        Measurement("WIPEMU run (adaptive.toml), event rate", events / median, "events/s", f"{events:,} events per run"),
+    ]
+
+
+def bench_reproduce(jobs: int | None = None) -> Measurement:
+    """The whole ``airlink reproduce wipemu`` (all parts, 30 seeds), into a throw-away folder."""
+    from airlink.studies import STUDIES
+
+    study = STUDIES["wipemu"]
+    start = time.perf_counter()
+    rep = study.reproduce(jobs=jobs)
+    with tempfile.TemporaryDirectory() as tmp:
+        study.write_report(rep, Path(tmp) / "wipemu")
+    wall = time.perf_counter() - start
+    return Measurement("reproduce wipemu (all parts)", wall, "s", f"{len(rep.runs):,} runs, {jobs or os.cpu_count()} threads")
+
+
+def run_benchmarks(*, full: bool = False, repeats: int = 5, jobs: int | None = None) -> list[Measurement]:
+    results = [bench_event_queue(), *bench_wipemu_run(repeats)]
+    if full:
+        results.append(bench_reproduce(jobs))
+    return results
+
+
+def to_json(results: Sequence[Measurement]) -> str:
+    return json.dumps(
+        {
+            "airlink_version": version(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "results": [asdict(m) for m in results],
+        },
+        indent=2,
+    )
+
+
+def format_table(results: Sequence[Measurement]) -> str:
+    width = max(len(m.name) for m in results)
+    lines = [f"{'benchmark':<{width}}  {'value':>14}  unit       detail"]
+    for m in results:
+        lines.append(f"{m.name:<{width}}  {m.value:>14,.1f}  {m.unit:<9}  {m.detail}")
+    return "\n".join(lines)

@@ -1,0 +1,223 @@
+"""The results folder of one run, written incrementally and atomically.
+
+Layout::
+
+    manifest.json    resolved scenario (TOML text), seed, overrides, versions, command, completed
+    summary.json     the core's summary, byte for byte (equal for equal seeds)
+    flows.parquet    per-flow samples (time_ns, cwnd_bytes, srtt_us, ...)
+    rtt.parquet      every RTT sample (time_ns, flow, rtt_us)
+    links.parquet    per-link samples (queue_packets, snr_db, modulation_bits, ...)
+    events.parquet   drops and other events (kind, link, flow, bytes, bit_errors)
+
+Column names carry their units, exactly as the core names them. Each drained chunk of the run
+becomes one Parquet row group, so memory is bounded by the chunk, not by the run length.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+if TYPE_CHECKING:
+    import pandas as pd  # imported on first use: it takes a while and `airlink check` needs none of it
+
+TABLES = ("flows", "rtt", "links", "events")
+MANIFEST = "manifest.json"
+SUMMARY = "summary.json"
+
+# Arrow types of the core's columns (crates/airlink-sim/src/metrics.rs). The core hands over
+# plain Python lists, which carry no type when a table stayed empty, so they are named here;
+# a column the core adds later is typed from its values.
+COLUMN_TYPES: dict[str, pa.DataType] = {
+    "time_ns": pa.uint64(),
+    "flow": pa.uint64(),
+    "cwnd_bytes": pa.uint64(),
+    "ssthresh_bytes": pa.uint64(),
+    "inflight_bytes": pa.uint64(),
+    "delivered_bytes": pa.uint64(),
+    "srtt_us": pa.float64(),
+    "rto_us": pa.float64(),
+    "rtt_us": pa.float64(),
+    "link": pa.string(),
+    "queue_packets": pa.uint64(),
+    "queue_bytes": pa.uint64(),
+    "snr_db": pa.float64(),
+    "predicted_snr_db": pa.float64(),
+    "modulation_bits": pa.int64(),
+    "subband": pa.int64(),
+    "kind": pa.string(),
+    "bytes": pa.uint64(),
+    "bit_errors": pa.uint64(),
+}
+
+Drained = Mapping[str, Mapping[str, Sequence[Any]]]
+
+
+def to_arrow(columns: Mapping[str, Sequence[Any]]) -> pa.Table:
+    """One drained table as an Arrow table with the core's column types."""
+    return pa.table({name: pa.array(values, type=COLUMN_TYPES.get(name)) for name, values in columns.items()})
+
+
+class ParquetSink:
+    """Appends drained chunks to one Parquet file per table, a row group per chunk."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._writers: dict[str, pq.ParquetWriter] = {}
+        self._empty_schemas: dict[str, pa.Schema] = {}
+
+    def write(self, drained: Drained) -> None:
+        for name, columns in drained.items():
+            table = to_arrow(columns)
+            if table.num_rows == 0:
+                self._empty_schemas.setdefault(name, table.schema)
+                continue
+            writer = self._writers.get(name)
+            if writer is None:
+                writer = pq.ParquetWriter(self.folder / f"{name}.parquet", table.schema)
+                self._writers[name] = writer
+            writer.write_table(table.cast(writer.schema), row_group_size=table.num_rows)
+
+    def close(self) -> None:
+        """Closes every file; a table that never had a row still gets a file with its columns."""
+        for writer in self._writers.values():
+            writer.close()
+        for name, schema in self._empty_schemas.items():
+            if name not in self._writers:
+                pq.write_table(schema.empty_table(), self.folder / f"{name}.parquet")
+        self._writers.clear()
+
+
+class MemorySink:
+    """Keeps drained chunks in memory (runs without a results folder)."""
+
+    def __init__(self) -> None:
+        self._chunks: dict[str, list[pa.Table]] = {}
+
+    def write(self, drained: Drained) -> None:
+        for name, columns in drained.items():
+            table = to_arrow(columns)
+            chunks = self._chunks.setdefault(name, [])
+            if table.num_rows or not chunks:
+                chunks.append(table)
+
+    def close(self) -> None:
+        pass
+
+    def tables(self) -> dict[str, pa.Table]:
+        return {
+            name: pa.concat_tables([c.cast(chunks[0].schema) for c in chunks])
+            for name, chunks in self._chunks.items()
+        }
+
+
+def python_description() -> str:
+    return f"{platform.python_implementation()} {platform.python_version()}"
+
+
+def make_manifest(
+    *,
+    version: str,
+    scenario_name: str,
+    source: str,
+    seed: int,
+    overrides: Sequence[str],
+    resolved_scenario: str,
+    completed: bool,
+    command: Sequence[str] | None,
+) -> dict[str, Any]:
+    """What a reader needs to know how the run was made; no wall-clock time, on purpose."""
+    return {
+        "airlink_version": version,
+        "mode": "simulation",
+        "scenario": scenario_name,
+        "source": source,
+        "seed": seed,
+        "overrides": list(overrides),
+        "completed": completed,
+        "command": list(sys.argv if command is None else command),
+        "python": python_description(),
+        "platform": platform.platform(),
+        "resolved_scenario": resolved_scenario,
+    }
+
+
+def write_json(path: Path, value: Any) -> None:
+    path.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
+
+
+class RunResult:
+    """One run: its summary, manifest and time series as pandas DataFrames.
+
+    ``path`` is the results folder the tables are read from (on first access), or ``None``
+    for a run kept in memory.
+    """
+
+    def __init__(
+        self,
+        summary_json: str,
+        manifest: dict[str, Any],
+        path: Path | None = None,
+        tables: Mapping[str, pa.Table] | None = None,
+    ) -> None:
+        self.summary_json = summary_json
+        self.summary: dict[str, Any] = json.loads(summary_json)
+        self.manifest = manifest
+        self.path = path
+        self._tables = dict(tables or {})
+
+    def __repr__(self) -> str:
+        where = f"path={str(self.path)!r}" if self.path else "in memory"
+        return f"<RunResult {self.summary['scenario']} seed {self.summary['seed']}, {where}>"
+
+    @property
+    def completed(self) -> bool:
+        """Every flow delivered all its bytes before the stop time."""
+        return bool(self.summary["completed"])
+
+    def table(self, name: str) -> pd.DataFrame:
+        """One of ``flows``, ``rtt``, ``links``, ``events`` as a DataFrame."""
+        import pandas as pd
+
+        if name not in TABLES:
+            raise KeyError(f"no table {name!r}: expected one of {', '.join(TABLES)}")
+        if self.path is not None:
+            return pd.read_parquet(self.path / f"{name}.parquet")
+        table = self._tables.get(name)
+        return table.to_pandas() if table is not None else pd.DataFrame()
+
+    @cached_property
+    def flows(self) -> pd.DataFrame:
+        """Per-flow samples every ``sample_interval``: cwnd_bytes, srtt_us, delivered_bytes, ..."""
+        return self.table("flows")
+
+    @cached_property
+    def rtt(self) -> pd.DataFrame:
+        """Every RTT sample of every flow (rtt_us)."""
+        return self.table("rtt")
+
+    @cached_property
+    def links(self) -> pd.DataFrame:
+        """Per-link samples: queue_packets, snr_db, predicted_snr_db, modulation_bits, subband, ..."""
+        return self.table("links")
+
+    @cached_property
+    def events(self) -> pd.DataFrame:
+        """Drops and other events with their kind (queue, channel, arq_gave_up, checksum_drop, ...)."""
+        return self.table("events")
+
+
+def read_results(folder: str | Path) -> RunResult:
+    """Opens a results folder written by :func:`airlink.run` or ``airlink run``."""
+    folder = Path(folder)
+    summary_json = (folder / SUMMARY).read_text(encoding="utf-8")
+    manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    return RunResult(summary_json, manifest, path=folder)

@@ -1,0 +1,543 @@
+"""WIPEMU [S1]: Alfredsson, Brunstrom, Sternad, "Transport protocol performance over 4G links:
+emulation methodology and results". Reproduces Table II (validation against theory) and
+Figs. 4-7 (TCP throughput and retransmissions against the link ARQ limit).
+
+The grid, the curves, the figures and the study's claims are plain data at the top of this
+module; the functions below only run the grid and compute from it. Every run's seed comes from
+the grid (seeds 1..N), never from a clock.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from airlink.scenarios import display_path, scenario_dir
+from airlink.stats import estimate
+from airlink.sweep import RunSpec, read_scenarios, resolve_all, run_many
+
+NAME = "wipemu"
+TITLE = "Transport protocol performance over 4G links (WIPEMU)"
+CITATION = "S. Alfredsson, A. Brunstrom, M. Sternad: Transport Protocol Performance over 4G Links: Emulation Methodology and Results"
+PARTS = ("table2", "fig4", "fig5", "fig6", "fig7")
+
+# ---------------------------------------------------------------------------------------------
+# The grid (Table I and Section III of the study)
+# ---------------------------------------------------------------------------------------------
+
+VALIDATION_SCENARIO = "wipemu/validation.toml"  # fixed modulation, no frame errors
+FIGURE_SCENARIO = "wipemu/adaptive.toml"  # the fading channel of Table I
+MODULATIONS = ("bpsk", "4qam", "8qam", "16qam", "32qam", "64qam", "128qam", "256qam")  # k = 1..8 bits/symbol
+TABLE2_SEED = 1  # no frame errors: the seed does not change the measured rate
+ARQ_LIMITS = (3, 4, 5, 6, 8, 10, 15, 20, 30)  # x axis of Figs. 4-7
+SEEDS = 30  # "repeated 30 times with channel data generated with different random seeds"
+
+MODULATION_KEY = "downlink.ofdm4g.modulation"
+ARQ_KEY = "downlink.ofdm4g.arq_max_retransmissions"
+NMSE_KEY = "downlink.ofdm4g.channel.prediction_nmse"
+ALLOCATION_KEY = "downlink.ofdm4g.allocation"
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One line of a figure: the overrides of ``FIGURE_SCENARIO`` that define it."""
+
+    key: str
+    label: str
+    overrides: tuple[str, ...]
+
+
+CURVES: dict[str, Curve] = {
+    c.key: c
+    for c in (
+        Curve("bpsk", "fixed BPSK", (f"{MODULATION_KEY}=bpsk",)),
+        Curve("4qam", "fixed 4-QAM", (f"{MODULATION_KEY}=4qam",)),
+        Curve("8qam", "fixed 8-QAM", (f"{MODULATION_KEY}=8qam",)),
+        Curve("adaptive-perfect", "adaptive, perfect prediction", ()),
+        Curve("adaptive-nmse0.1", "adaptive, prediction NMSE 0.1", (f"{NMSE_KEY}=0.1",)),
+        Curve("best-perfect", "best channel, perfect prediction", (f"{ALLOCATION_KEY}=best",)),
+        Curve("best-nmse0.1", "best channel, prediction NMSE 0.1", (f"{ALLOCATION_KEY}=best", f"{NMSE_KEY}=0.1")),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Figure:
+    key: str
+    number: int
+    title: str  # the study's caption
+    metric: str  # a key of run_metrics()
+    y_label: str
+    curves: tuple[str, ...]
+    meaning: str  # what the study's figure shows, for the report (the claims check it on our data)
+
+
+THROUGHPUT = "throughput_kbps"
+RETRANSMISSIONS = "retransmission_pct"
+
+FIGURES: dict[str, Figure] = {
+    f.key: f
+    for f in (
+        Figure(
+            "fig4", 4, "Fix modulation, throughput", THROUGHPUT, "throughput (kbit/s)", ("4qam", "bpsk", "8qam"),
+            "Fixed modulation on the static sub-band. In the study, BPSK is robust but slow and barely depends on the ARQ "
+            "limit; 4-QAM carries more when the link layer is persistent; 8-QAM over-uses the channel, "
+            "its frame errors outrun the retransmissions.",
+        ),
+        Figure(
+            "fig5", 5, "Adaptive modulation, no channel scheduling, throughput", THROUGHPUT, "throughput (kbit/s)",
+            ("adaptive-perfect", "adaptive-nmse0.1", "4qam"),
+            "Adaptive modulation per frame from the predicted SNR. In the study, perfect prediction is best, a prediction "
+            "error of NMSE 0.1 costs throughput, both beat the best fixed modulation (4-QAM). A less "
+            "persistent link layer (small ARQ limit) costs much more than its residual loss suggests.",
+        ),
+        Figure(
+            "fig6", 6, "Adaptive modulation, no channel scheduling, retransmissions", RETRANSMISSIONS,
+            "TCP retransmissions (% of data segments)", ("adaptive-perfect", "adaptive-nmse0.1", "4qam"),
+            "TCP retransmissions of the Fig. 5 runs. In the study, a few per cent of lost segments at small ARQ limits is "
+            "enough to halve the throughput, because TCP reads each loss as congestion.",
+        ),
+        Figure(
+            "fig7", 7, "Adaptive modulation, scheduled channel, throughput", THROUGHPUT, "throughput (kbit/s)",
+            ("best-perfect", "best-nmse0.1", "adaptive-perfect"),
+            "Best-channel scheduling (the best of 25 sub-bands in each slot) against the static sub-band "
+            "with perfect prediction. In the study, scheduling on the channel's peaks adds throughput at every ARQ limit.",
+        ),
+    )
+}
+
+
+def figure_parts(only: str | None) -> tuple[str, ...]:
+    """The figures a reproduction computes (Fig. 6 needs the runs of Fig. 5 anyway)."""
+    if only is None:
+        return tuple(FIGURES)
+    return (only,) if only in FIGURES else ()
+
+
+# ---------------------------------------------------------------------------------------------
+# The study's claims, each with the criterion it is checked by (thresholds below)
+# ---------------------------------------------------------------------------------------------
+
+BPSK_FLAT_MAX_SPREAD = 0.10  # "almost regardless": at most 10 % between its lowest and highest mean
+LOW_ARQ_MAX_THROUGHPUT_SHARE = 0.75  # study: "about a 50 % performance drop" at limit 3
+LOW_ARQ_MAX_TCP_RETRANSMISSION_PCT = 10.0  # study: "only about 6 % TCP retransmissions"
+ARQ_CURVES = ("4qam", "8qam", "adaptive-perfect", "adaptive-nmse0.1", "best-perfect", "best-nmse0.1")
+
+
+@dataclass(frozen=True)
+class Claim:
+    key: str
+    statement: str  # what the study says
+    criterion: str  # how it is checked on the reproduced data
+    curves: tuple[str, ...]  # the curves it needs
+    any_curve: bool = False  # judged on whichever of its curves were run, not only on all of them
+
+
+CLAIMS: tuple[Claim, ...] = (
+    Claim(
+        "bpsk-flat", "BPSK obtains the same throughput almost regardless of the number of link retransmissions (Fig. 4).",
+        f"BPSK's mean throughput varies by at most {100 * BPSK_FLAT_MAX_SPREAD:.0f} % over the ARQ limits.", ("bpsk",),
+    ),
+    Claim(
+        "4qam-above-bpsk", "Fixed 4-QAM makes a higher throughput possible than BPSK (Fig. 4).",
+        "4-QAM's mean throughput is above BPSK's at the largest ARQ limit.", ("4qam", "bpsk"),
+    ),
+    Claim(
+        "8qam-collapses", "8-QAM over-uses the radio resource: the retransmissions cannot compensate its frame errors (Fig. 4).",
+        "8-QAM's mean throughput is below BPSK's at the smallest ARQ limit.", ("8qam", "bpsk"),
+    ),
+    Claim(
+        "adaptive-above-fixed", "Adaptive modulation uses the channel better than the best fixed modulation (Fig. 5).",
+        "Both adaptive curves (perfect, NMSE 0.1) are above every fixed modulation at every ARQ limit.",
+        ("adaptive-perfect", "adaptive-nmse0.1", "bpsk", "4qam", "8qam"),
+    ),
+    Claim(
+        "perfect-above-nmse", "Prediction errors (NMSE 0.1) degrade the throughput of perfect prediction (Figs. 5, 7).",
+        "Perfect prediction is above NMSE 0.1 at every ARQ limit, on the static and on the best channel.",
+        ("adaptive-perfect", "adaptive-nmse0.1", "best-perfect", "best-nmse0.1"),
+    ),
+    Claim(
+        "best-above-static", "Best-channel scheduling improves on the static channel allocation (Fig. 7).",
+        "Both best-channel curves are above the static perfect-prediction curve at every ARQ limit.",
+        ("best-perfect", "best-nmse0.1", "adaptive-perfect"),
+    ),
+    Claim(
+        "arq-helps", "A more persistent link layer (larger ARQ limit) gives a higher TCP throughput (Figs. 4, 5, 7).",
+        "For every curve but BPSK, the mean at the largest limit is above the mean at the smallest, and no step "
+        "to a larger limit drops by more than the two points' 95 % CI half-widths.",
+        ARQ_CURVES, any_curve=True,
+    ),
+    Claim(
+        "loss-vs-throughput",
+        "With 3 link retransmissions adaptive perfect prediction loses about 50 % of its throughput while only "
+        "about 6 % of TCP's segments are retransmitted: TCP reads the losses as congestion (Figs. 5, 6).",
+        f"At the smallest limit: throughput at most {100 * LOW_ARQ_MAX_THROUGHPUT_SHARE:.0f} % of that at the largest "
+        f"limit, and at most {LOW_ARQ_MAX_TCP_RETRANSMISSION_PCT:.0f} % TCP retransmissions.",
+        ("adaptive-perfect",),
+    ),
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# How each claim is checked
+# ---------------------------------------------------------------------------------------------
+
+Points = Mapping[tuple[str, int], Mapping[str, Any]]
+Verdict = tuple[bool, str]
+
+
+def _mean(points: Points, curve: str, limit: int, metric: str = THROUGHPUT) -> float:
+    return float(points[(curve, limit)][f"{metric}_mean"])
+
+
+def _above_everywhere(points: Points, limits: Sequence[int], upper: str, lowers: Sequence[str]) -> Verdict:
+    failures = []
+    for x in limits:
+        top = _mean(points, upper, x)
+        best_lower = max(_mean(points, lower, x) for lower in lowers)
+        if not top > best_lower:
+            failures.append(f"limit {x}: {top:.1f} <= {best_lower:.1f}")
+    margins = [_mean(points, upper, x) - max(_mean(points, lo, x) for lo in lowers) for x in limits]
+    detail = f"{CURVES[upper].label} leads by {min(margins):.1f} to {max(margins):.1f} kbit/s"
+    return (not failures, detail if not failures else "; ".join(failures))
+
+
+def _claim_4qam_above_bpsk(points: Points, limits: Sequence[int]) -> Verdict:
+    x = max(limits)
+    a, b = _mean(points, "4qam", x), _mean(points, "bpsk", x)
+    above = [str(y) for y in limits if _mean(points, "4qam", y) > _mean(points, "bpsk", y)]
+    return a > b, f"at limit {x}: 4-QAM {a:.1f} vs BPSK {b:.1f} kbit/s (4-QAM above at limits {', '.join(above) or 'none'})"
+
+
+def _claim_bpsk_flat(points: Points, limits: Sequence[int]) -> Verdict:
+    values = [_mean(points, "bpsk", x) for x in limits]
+    spread = (max(values) - min(values)) / max(values)
+    return spread <= BPSK_FLAT_MAX_SPREAD, f"BPSK from {min(values):.1f} to {max(values):.1f} kbit/s ({100 * spread:.1f} % spread)"
+
+
+def _claim_8qam_collapses(points: Points, limits: Sequence[int]) -> Verdict:
+    x = min(limits)
+    a, b = _mean(points, "8qam", x), _mean(points, "bpsk", x)
+    return a < b, f"at limit {x}: 8-QAM {a:.1f} vs BPSK {b:.1f} kbit/s"
+
+
+def _claim_adaptive_above_fixed(points: Points, limits: Sequence[int]) -> Verdict:
+    verdicts = [_above_everywhere(points, limits, c, ("bpsk", "4qam", "8qam")) for c in ("adaptive-perfect", "adaptive-nmse0.1")]
+    return all(v for v, _ in verdicts), "; ".join(d for _, d in verdicts)
+
+
+def _claim_perfect_above_nmse(points: Points, limits: Sequence[int]) -> Verdict:
+    verdicts = [
+        _above_everywhere(points, limits, "adaptive-perfect", ("adaptive-nmse0.1",)),
+        _above_everywhere(points, limits, "best-perfect", ("best-nmse0.1",)),
+    ]
+    return all(v for v, _ in verdicts), "; ".join(d for _, d in verdicts)
+
+
+def _claim_best_above_static(points: Points, limits: Sequence[int]) -> Verdict:
+    verdicts = [_above_everywhere(points, limits, c, ("adaptive-perfect",)) for c in ("best-perfect", "best-nmse0.1")]
+    return all(v for v, _ in verdicts), "; ".join(d for _, d in verdicts)
+
+
+def _claim_arq_helps(points: Points, limits: Sequence[int], curves: Sequence[str]) -> Verdict:
+    lo, hi = min(limits), max(limits)
+    problems, rises = [], []
+    for c in curves:
+        first, last = _mean(points, c, lo), _mean(points, c, hi)
+        rises.append(f"{c} {first:.0f}→{last:.0f}")
+        if not last > first:
+            problems.append(f"{c}: {last:.1f} at limit {hi} is not above {first:.1f} at limit {lo}")
+        ordered = sorted(limits)
+        for prev, cur in zip(ordered, ordered[1:]):
+            p, q = points[(c, prev)], points[(c, cur)]
+            slack = p[f"{THROUGHPUT}_ci95"] + q[f"{THROUGHPUT}_ci95"]
+            if q[f"{THROUGHPUT}_mean"] < p[f"{THROUGHPUT}_mean"] - (slack if math.isfinite(slack) else 0.0):
+                problems.append(f"{c}: drops from limit {prev} to {cur} beyond the CIs")
+    return not problems, "; ".join(problems) if problems else "kbit/s: " + ", ".join(rises)
+
+
+def _claim_loss_vs_throughput(points: Points, limits: Sequence[int]) -> Verdict:
+    lo, hi = min(limits), max(limits)
+    low, high = _mean(points, "adaptive-perfect", lo), _mean(points, "adaptive-perfect", hi)
+    retx = _mean(points, "adaptive-perfect", lo, RETRANSMISSIONS)
+    ok = low <= LOW_ARQ_MAX_THROUGHPUT_SHARE * high and retx <= LOW_ARQ_MAX_TCP_RETRANSMISSION_PCT
+    return ok, (
+        f"limit {lo}: {low:.1f} kbit/s = {100 * low / high:.0f} % of the {high:.1f} kbit/s at limit {hi}, "
+        f"with {retx:.2f} % TCP retransmissions (study: about 50 % and 6 %)"
+    )
+
+
+CLAIM_CHECKS: dict[str, Callable[[Points, Sequence[int]], Verdict]] = {
+    "bpsk-flat": _claim_bpsk_flat,
+    "4qam-above-bpsk": _claim_4qam_above_bpsk,
+    "8qam-collapses": _claim_8qam_collapses,
+    "adaptive-above-fixed": _claim_adaptive_above_fixed,
+    "perfect-above-nmse": _claim_perfect_above_nmse,
+    "best-above-static": _claim_best_above_static,
+    "arq-helps": lambda points, limits: _claim_arq_helps(points, limits, [c for c in ARQ_CURVES if (c, min(limits)) in points]),
+    "loss-vs-throughput": _claim_loss_vs_throughput,
+}
+
+
+def check_claims(points: Points, limits: Sequence[int]) -> list[dict[str, str]]:
+    """Each claim with PASS, FAIL or "not checked" (its curves were not run)."""
+    available = {curve for curve, _ in points}
+    verdicts = []
+    for claim in CLAIMS:
+        row = {"claim": claim.key, "statement": claim.statement, "criterion": claim.criterion}
+        present = [c for c in claim.curves if c in available]
+        missing = [] if claim.any_curve and present else [c for c in claim.curves if c not in available]
+        if missing or len(limits) < 2:
+            row.update(status="not checked", detail="needs " + (", ".join(missing) if missing else "two ARQ limits"))
+        else:
+            ok, detail = CLAIM_CHECKS[claim.key](points, limits)
+            row.update(status="PASS" if ok else "FAIL", detail=detail)
+        verdicts.append(row)
+    return verdicts
+
+
+# ---------------------------------------------------------------------------------------------
+# Table II: measured goodput against theory (spec G, exact factors)
+# ---------------------------------------------------------------------------------------------
+
+TABLE2_KEYS = ("k", "theoretical_bps", "measured_bps", "header_bps", "truncation_bps", "compensated_bps", "ratio")
+
+
+@dataclass(frozen=True)
+class LinkGeometry:
+    """What Table II's arithmetic needs from the resolved scenario."""
+
+    bins_per_second: int
+    symbols_per_frame: int
+    mtu: int
+    header_bytes: int  # TCP/IP headers per packet: 40, 52 with timestamps
+
+
+# Transport defaults the resolved scenario leaves out (crates/airlink-sim/src/build.rs).
+DEFAULT_MTU = 1500
+
+
+def geometry_of(resolved_toml: str) -> LinkGeometry:
+    doc = tomllib.loads(resolved_toml)
+    ofdm = doc["downlink"]["ofdm4g"]
+    tcp = doc["flow"][0].get("tcp", {})
+    return LinkGeometry(
+        bins_per_second=int(ofdm["bins_per_second"]),
+        symbols_per_frame=int(ofdm["symbols_per_frame"]),
+        mtu=int(tcp.get("mtu", DEFAULT_MTU)),
+        header_bytes=52 if tcp.get("timestamps", False) else 40,
+    )
+
+
+def table2_row(k: int, measured_bps: float, g: LinkGeometry) -> dict[str, float]:
+    """Theory, measured goodput and its compensation for one modulation of k bits per symbol.
+
+    theoretical = bins/s · symbols/frame · k; header = measured · h/(mtu − h);
+    truncation = (measured + header) · f_k with f_k = frames · S·k / (8·mtu) − 1 and
+    frames = ⌈8·mtu / (S·k)⌉, the frames one IP packet occupies (its last one part empty).
+
+    >>> g = LinkGeometry(1500, 108, 1500, 40)
+    >>> row = table2_row(1, 156416, g)
+    >>> round(row["header_bps"], 1), round(row["compensated_bps"], 1), round(row["ratio"], 5)
+    (4285.4, 161987.0, 0.99992)
+    """
+    frame_bits = g.symbols_per_frame * k
+    packet_bits = 8 * g.mtu
+    frames = math.ceil(packet_bits / frame_bits)
+    truncation_factor = frames * frame_bits / packet_bits - 1.0
+    theoretical = float(g.bins_per_second * g.symbols_per_frame * k)
+    header = measured_bps * g.header_bytes / (g.mtu - g.header_bytes)
+    truncation = (measured_bps + header) * truncation_factor
+    compensated = measured_bps + header + truncation
+    return {
+        "k": k,
+        "theoretical_bps": theoretical,
+        "measured_bps": measured_bps,
+        "header_bps": header,
+        "truncation_bps": truncation,
+        "compensated_bps": compensated,
+        "ratio": compensated / theoretical,
+    }
+
+
+def table2_specs(scenarios: Path, extra: Sequence[str]) -> list[RunSpec]:
+    source = display_path(scenarios / VALIDATION_SCENARIO)
+    return [RunSpec(source, (f"{MODULATION_KEY}={m}", *extra), TABLE2_SEED) for m in MODULATIONS]
+
+
+def table2(
+    runs: Mapping[RunSpec, Mapping[str, Any]],
+    specs: Sequence[RunSpec],
+    resolved: Mapping[tuple[str, tuple[str, ...]], str],
+) -> list[dict[str, float]]:
+    rows = []
+    for k, spec in enumerate(specs, start=1):
+        geometry = geometry_of(resolved[(spec.scenario, spec.overrides)])
+        measured = runs[spec]["flows"][0]["goodput_steady_bps"]
+        rows.append(table2_row(k, math.nan if measured is None else float(measured), geometry))
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Figures 4-7: per-run metrics, then mean and 95 % CI per (curve, ARQ limit)
+# ---------------------------------------------------------------------------------------------
+
+
+def figure_specs(
+    scenarios: Path, curves: Sequence[str], limits: Sequence[int], seeds: int, extra: Sequence[str]
+) -> dict[tuple[str, int], list[RunSpec]]:
+    source = display_path(scenarios / FIGURE_SCENARIO)
+    return {
+        (curve, x): [RunSpec(source, (*CURVES[curve].overrides, f"{ARQ_KEY}={x}", *extra), seed) for seed in range(1, seeds + 1)]
+        for curve in curves
+        for x in limits
+    }
+
+
+def _link(summary: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    return next(link for link in summary["links"] if link["name"] == name)
+
+
+def run_metrics(summary: Mapping[str, Any]) -> dict[str, float]:
+    """The numbers one run contributes to a figure point.
+
+    Throughput is the transfer's mean goodput (``goodput_bps``); a run cut by the stop time
+    counts its delivered bytes over the time it had, and is counted as incomplete.
+    """
+    flow = summary["flows"][0]
+    if flow["completed"] and flow["goodput_bps"] is not None:
+        throughput_bps = float(flow["goodput_bps"])
+    else:
+        active_s = summary["sim_time_s"] - flow["start_s"]
+        throughput_bps = flow["bytes_delivered"] * 8 / active_s if active_s > 0 else 0.0
+    down = _link(summary, "downlink")
+    frames = down["frames_sent"]
+    radio_s = sum(down["time_in_modulation_s"].values())
+    metrics = {
+        THROUGHPUT: throughput_bps / 1e3,
+        RETRANSMISSIONS: float(flow["retransmission_pct"]),
+        "incomplete": 0.0 if flow["completed"] else 1.0,
+        "timeouts": float(flow["timeouts"]),
+        "fast_recoveries": float(flow["fast_recoveries"]),
+        "frame_error_share": down["frame_errors"] / frames if frames else math.nan,
+        "arq_retransmissions_per_frame": down["arq_retransmissions"] / frames if frames else math.nan,
+        "packets_given_up": float(down["packets_given_up"]),
+        "queue_drops": float(down["queue_drops"]),
+        "checksum_drops": float(down["checksum_drops"]),
+    }
+    for m in MODULATIONS:
+        metrics[f"time_share_{m}"] = down["time_in_modulation_s"].get(m, 0.0) / radio_s if radio_s else math.nan
+    return metrics
+
+
+def figure_point(curve: str, limit: int, summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Mean and 95 % t-CI of throughput and retransmissions, and mean link counters."""
+    per_run = [run_metrics(s) for s in summaries]
+    point: dict[str, Any] = {"curve": curve, "label": CURVES[curve].label, "arq_limit": limit, "n": len(per_run)}
+    for metric in (THROUGHPUT, RETRANSMISSIONS):
+        e = estimate([m[metric] for m in per_run])
+        point.update({f"{metric}_mean": e.mean, f"{metric}_ci95": e.ci95, f"{metric}_sd": e.sd})
+    point["incomplete_runs"] = int(sum(m["incomplete"] for m in per_run))
+    for key in per_run[0] if per_run else ():
+        if key not in (THROUGHPUT, RETRANSMISSIONS, "incomplete"):
+            point[f"{key}_mean"] = estimate([m[key] for m in per_run]).mean
+    return point
+
+
+def figure_points(
+    specs: Mapping[tuple[str, int], Sequence[RunSpec]], runs: Mapping[RunSpec, Mapping[str, Any]]
+) -> dict[tuple[str, int], dict[str, Any]]:
+    return {(curve, x): figure_point(curve, x, [runs[s] for s in group]) for (curve, x), group in specs.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole reproduction
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Reproduction:
+    """Everything a reproduction computed; ``to_json`` is what ``--json`` prints."""
+
+    only: str | None
+    seeds: int
+    arq_limits: tuple[int, ...]
+    extra_overrides: tuple[str, ...]
+    table2: list[dict[str, float]] | None
+    table2_specs: list[RunSpec]
+    points: dict[tuple[str, int], dict[str, Any]]
+    figures: tuple[str, ...]
+    claims: list[dict[str, str]]
+    runs: dict[RunSpec, dict[str, Any]]
+
+    def figure_rows(self, figure: str) -> list[dict[str, Any]]:
+        f = FIGURES[figure]
+        return [{"figure": figure, **self.points[(c, x)]} for c in f.curves for x in self.arq_limits]
+
+    def to_json(self) -> Any:
+        if self.only == "table2":
+            return [{k: row[k] for k in TABLE2_KEYS} for row in self.table2 or []]
+        if self.only in FIGURES:
+            return self.figure_rows(self.only)
+        return {
+            "table2": [{k: row[k] for k in TABLE2_KEYS} for row in self.table2 or []],
+            **{f: self.figure_rows(f) for f in self.figures},
+            "claims": self.claims,
+        }
+
+    def deviations(self) -> list[str]:
+        """Where this reproduction's grid differs from the study's."""
+        notes = []
+        if self.seeds != SEEDS and self.figures:
+            notes.append(f"{self.seeds} seeds per point instead of the study's {SEEDS}")
+        if self.arq_limits != ARQ_LIMITS and self.figures:
+            notes.append(f"ARQ limits {', '.join(map(str, self.arq_limits))} instead of {', '.join(map(str, ARQ_LIMITS))}")
+        if self.extra_overrides:
+            notes.append("extra overrides on every run: " + ", ".join(self.extra_overrides))
+        return notes
+
+
+def reproduce(
+    *,
+    seeds: int = SEEDS,
+    only: str | None = None,
+    jobs: int | None = None,
+    progress: bool = False,
+    arq_limits: Sequence[int] = ARQ_LIMITS,
+    extra_overrides: Sequence[str] = (),
+    scenarios: Path | None = None,
+) -> Reproduction:
+    """Runs the study's grid (or the part ``only``) and computes Table II, the figures' points
+    and the claims. Writes nothing; see :func:`airlink.studies.report.write_report`."""
+    if only is not None and only not in PARTS:
+        raise ValueError(f"unknown part {only!r}: expected one of {', '.join(PARTS)}")
+    if seeds < 1:
+        raise ValueError("expected at least one seed")
+    scenarios = scenarios or scenario_dir()
+    limits = tuple(sorted(set(arq_limits)))
+    extra = tuple(extra_overrides)
+    figures = figure_parts(only)
+    curves = list(dict.fromkeys(c for f in figures for c in FIGURES[f].curves))
+    t2_specs = table2_specs(scenarios, extra) if only in (None, "table2") else []
+    fig_specs = figure_specs(scenarios, curves, limits, seeds, extra)
+    all_specs = [*t2_specs, *(s for group in fig_specs.values() for s in group)]
+    texts = read_scenarios(all_specs)
+    resolved = resolve_all(all_specs, texts)
+    runs = run_many(all_specs, texts=texts, jobs=jobs, progress=progress, description="wipemu")
+    points = figure_points(fig_specs, runs)
+    return Reproduction(
+        only=only,
+        seeds=seeds,
+        arq_limits=limits,
+        extra_overrides=extra,
+        table2=table2(runs, t2_specs, resolved) if t2_specs else None,
+        table2_specs=t2_specs,
+        points=points,
+        figures=figures,
+        claims=check_claims(points, limits) if figures else [],
+        runs=runs,
+    )

@@ -1,0 +1,111 @@
+"""`airlink reproduce wipemu`: Table II against theory (the acceptance check of the core) and a
+reduced reproduction that must produce every file."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from airlink.cli import cli
+from airlink.studies import wipemu
+from conftest import REPO, partial_folders
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def test_table2_matches_theory_within_a_tenth_of_a_percent(airlink_cli, tmp_path: Path) -> None:
+    result = airlink_cli("reproduce", "wipemu", "--only", "table2", "--json", "--out", tmp_path / "report")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert [row["k"] for row in rows] == list(range(1, 9))
+    for row in rows:
+        assert list(row) == ["k", "theoretical_bps", "measured_bps", "header_bps", "truncation_bps", "compensated_bps", "ratio"]
+        assert row["theoretical_bps"] == 162_000 * row["k"]
+    report = "\n".join(
+        f"k={r['k']}: measured {r['measured_bps']:.1f}, compensated {r['compensated_bps']:.1f} of {r['theoretical_bps']:.0f} bit/s, ratio {r['ratio']:.6f}"
+        for r in rows
+    )
+    assert all(abs(r["ratio"] - 1) <= 0.001 for r in rows), "Table II drifts from theory:\n" + report
+    folder = tmp_path / "report"
+    assert {"table2.csv", "index.html", "README.md", "runs.csv", "report.json"} <= {p.name for p in folder.iterdir()}
+    with (folder / "table2.csv").open() as f:
+        assert len(list(csv.DictReader(f))) == 8
+
+
+@pytest.fixture(scope="module")
+def reduced_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """3 seeds, ARQ limits 3 and 30, 300 kB transfers: every part, in seconds instead of an hour."""
+    out = tmp_path_factory.mktemp("reproduce") / "wipemu"
+    args = ["reproduce", "wipemu", "--seeds", "3", "--arq-limits", "3,30", "--set", "flow.0.bytes=300 kB", "--out", str(out), "--jobs", "2"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(REPO)
+        result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return out, result.stdout
+
+
+def test_reduced_reproduction_writes_every_file(reduced_report: tuple[Path, str]) -> None:
+    out, stdout = reduced_report
+    names = {p.name for p in out.iterdir()}
+    expected = {"table2.csv", "runs.csv", "claims.csv", "report.json", "index.html", "README.md"}
+    expected |= {f"{f}.{ext}" for f in wipemu.FIGURES for ext in ("csv", "png")}
+    assert expected <= names, expected - names
+    for figure in wipemu.FIGURES:
+        assert (out / f"{figure}.png").read_bytes()[:8] == PNG_MAGIC
+        with (out / f"{figure}.csv").open() as f:
+            rows = list(csv.DictReader(f))
+        assert len(rows) == 3 * 2  # three curves, two ARQ limits
+        assert {"throughput_kbps_mean", "throughput_kbps_ci95", "n", "frame_error_share_mean", "time_share_bpsk_mean"} <= set(rows[0])
+        assert all(row["n"] == "3" for row in rows)
+    with (out / "runs.csv").open() as f:
+        runs = list(csv.DictReader(f))
+    # 8 Table II runs + 7 distinct curves x 2 limits x 3 seeds (figures share runs).
+    assert len(runs) == 8 + 7 * 2 * 3
+    assert {"flow0.goodput_bps", "downlink.frame_errors", "overrides", "run_seed"} <= set(runs[0])
+    assert partial_folders(out.parent) == []
+    assert "report:" in stdout and "Table II" in stdout
+
+
+def test_reduced_report_pages_show_table_figures_and_claims(reduced_report: tuple[Path, str]) -> None:
+    out, _ = reduced_report
+    page = (out / "index.html").read_text()
+    readme = (out / "README.md").read_text()
+    for figure in wipemu.FIGURES:
+        assert f'src="{figure}.png"' in page and f"]({figure}.png)" in readme
+    assert "Table II" in page and "Table II" in readme
+    for claim in wipemu.CLAIMS:
+        assert claim.statement in readme
+    assert "Deviation from the study: 3 seeds per point" in readme
+    report = json.loads((out / "report.json").read_text())
+    assert set(report) == {"table2", "fig4", "fig5", "fig6", "fig7", "claims"}
+    assert all(c["status"] in ("PASS", "FAIL", "not checked") for c in report["claims"])
+    assert len(report["fig6"]) == 6 and report["fig6"][0]["figure"] == "fig6"
+
+
+def test_only_one_figure_prints_its_points(airlink_cli, tmp_path: Path) -> None:
+    result = airlink_cli(
+        "reproduce", "wipemu", "--only", "fig4", "--seeds", "2", "--arq-limits", "30",
+        "--set", "flow.0.bytes=100 kB", "--json", "--out", tmp_path / "r",
+    )
+    assert result.exit_code == 0, result.output
+    points = json.loads(result.stdout)
+    assert [(p["curve"], p["arq_limit"], p["n"]) for p in points] == [("4qam", 30, 2), ("bpsk", 30, 2), ("8qam", 30, 2)]
+    assert {p.name for p in (tmp_path / "r").iterdir()} >= {"fig4.csv", "fig4.png", "index.html"}
+
+
+def test_parallel_runs_give_the_same_results_as_serial_ones() -> None:
+    from airlink.sweep import RunSpec, run_many
+
+    specs = [
+        RunSpec("scenarios/wipemu/adaptive.toml", ("flow.0.bytes=100 kB", f"downlink.ofdm4g.arq_max_retransmissions={x}"), seed)
+        for x in (3, 30)
+        for seed in (1, 2, 3)
+    ]
+    serial = run_many(specs + specs[:2], jobs=1)  # duplicates run once
+    parallel = run_many(specs, jobs=2)
+    assert list(serial) == list(parallel) == specs
+    assert serial == parallel

@@ -1,0 +1,136 @@
+"""`airlink run`, `airlink check` and `airlink.run`: results folders, determinism, overrides."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+import airlink
+from conftest import ADAPTIVE, SHORT, VALIDATION, partial_folders
+
+EXPECTED_COLUMNS = {
+    "flows": {"time_ns", "flow", "cwnd_bytes", "ssthresh_bytes", "inflight_bytes", "delivered_bytes", "srtt_us", "rto_us"},
+    "rtt": {"time_ns", "flow", "rtt_us"},
+    "links": {"time_ns", "link", "queue_packets", "queue_bytes", "snr_db", "predicted_snr_db", "modulation_bits", "subband"},
+    "events": {"time_ns", "kind", "link", "flow", "bytes", "bit_errors"},
+}
+
+
+def test_run_writes_a_complete_results_folder(airlink_cli, tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    result = airlink_cli("run", ADAPTIVE, "--seed", "4", *SHORT, "--out", out)
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["manifest.json", "summary.json", "flows.parquet", "rtt.parquet", "links.parquet", "events.parquet"]
+    )
+    for table, columns in EXPECTED_COLUMNS.items():
+        frame = pd.read_parquet(out / f"{table}.parquet")
+        assert columns <= set(frame.columns), (table, list(frame.columns))
+    flows = pd.read_parquet(out / "flows.parquet")
+    assert len(flows) > 0 and flows["time_ns"].is_monotonic_increasing
+    links = pd.read_parquet(out / "links.parquet")
+    assert set(links["link"]) >= {"downlink", "uplink"}
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["seed"] == 4 and manifest["completed"] is True
+    assert manifest["airlink_version"] == airlink.__version__
+    assert "[downlink.ofdm4g" in manifest["resolved_scenario"]
+    assert manifest["command"][-2:] == ["--out", str(out)]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["flows"][0]["bytes_delivered"] == 300_000
+    # The human summary names goodput, retransmissions, timeouts and the radio link's frames.
+    for word in ("goodput", "retransmissions", "timeouts", "frame errors", "ARQ retransmissions"):
+        assert word in result.stdout
+    assert f"results: {out}" in result.stdout
+    assert partial_folders(tmp_path) == []
+
+
+def test_summary_is_byte_identical_for_a_seed_and_differs_for_another(airlink_cli, tmp_path: Path) -> None:
+    for name, seed in (("a", "7"), ("b", "7"), ("c", "8")):
+        assert airlink_cli("run", ADAPTIVE, "--seed", seed, *SHORT, "--out", tmp_path / name).exit_code == 0
+    a, b, c = ((tmp_path / n / "summary.json").read_bytes() for n in "abc")
+    assert a == b
+    without_seed = [json.loads(x) for x in (a, c)]
+    for s in without_seed:
+        s.pop("seed")
+    assert without_seed[0] != without_seed[1]
+    # The time series are deterministic too.
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "a" / "rtt.parquet"), pd.read_parquet(tmp_path / "b" / "rtt.parquet"))
+
+
+def test_json_prints_the_summary_exactly(airlink_cli, tmp_path: Path) -> None:
+    result = airlink_cli("run", ADAPTIVE, *SHORT, "--out", tmp_path / "r", "--json")
+    assert result.exit_code == 0
+    assert result.stdout == (tmp_path / "r" / "summary.json").read_text() + "\n"
+
+
+def test_set_changes_the_scenario_and_is_recorded(airlink_cli, tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    result = airlink_cli(
+        "run", ADAPTIVE, *SHORT, "--set", "downlink.ofdm4g.arq_max_retransmissions=3",
+        "--set", "downlink.ofdm4g.modulation=bpsk", "--out", out,
+    )
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["overrides"] == ["flow.0.bytes=300 kB", "downlink.ofdm4g.arq_max_retransmissions=3", "downlink.ofdm4g.modulation=bpsk"]
+    assert "arq_max_retransmissions = 3" in manifest["resolved_scenario"]
+    assert 'modulation = "bpsk"' in manifest["resolved_scenario"]
+    summary = json.loads((out / "summary.json").read_text())
+    downlink = next(link for link in summary["links"] if link["name"] == "downlink")
+    assert set(downlink["time_in_modulation_s"]) == {"bpsk"}
+
+
+def test_default_folder_is_named_after_scenario_and_seed(airlink_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    scenario = Path(__file__).resolve().parents[1] / VALIDATION
+    assert airlink_cli("run", scenario, "--seed", "5", "--set", "flow.0.bytes=50 kB").exit_code == 0
+    assert (tmp_path / "results" / "wipemu-validation-seed5" / "summary.json").is_file()
+
+
+def test_existing_folder_is_refused_unless_forced(airlink_cli, tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    assert airlink_cli("run", VALIDATION, "--set", "flow.0.bytes=50 kB", "--out", out).exit_code == 0
+    first = (out / "summary.json").read_bytes()
+    refused = airlink_cli("run", VALIDATION, "--set", "flow.0.bytes=60 kB", "--out", out)
+    assert refused.exit_code == 1
+    assert "exists" in refused.stderr and "--force" in refused.stderr
+    assert (out / "summary.json").read_bytes() == first
+    forced = airlink_cli("run", VALIDATION, "--set", "flow.0.bytes=60 kB", "--out", out, "--force")
+    assert forced.exit_code == 0
+    assert json.loads((out / "summary.json").read_text())["flows"][0]["bytes_delivered"] == 60_000
+    assert [p.name for p in tmp_path.iterdir()] == ["r"]
+
+
+def test_parquet_is_written_one_row_group_per_chunk(tmp_path: Path) -> None:
+    result = airlink.run(ADAPTIVE, overrides=["flow.0.bytes=300 kB"], out=tmp_path / "r", chunk="1 s")
+    duration_s = result.summary["sim_time_s"]
+    row_groups = pq.ParquetFile(tmp_path / "r" / "flows.parquet").num_row_groups
+    assert row_groups >= int(duration_s) - 1 >= 2
+    # The read-back frames are the files' contents.
+    assert len(result.flows) == pq.ParquetFile(tmp_path / "r" / "flows.parquet").metadata.num_rows
+
+
+def test_in_memory_run_equals_the_folder_run(tmp_path: Path) -> None:
+    memory = airlink.run(ADAPTIVE, seed=3, overrides=["flow.0.bytes=300 kB"])
+    folder = airlink.run(ADAPTIVE, seed=3, overrides=["flow.0.bytes=300 kB"], out=tmp_path / "r")
+    assert memory.path is None and folder.path == tmp_path / "r"
+    assert memory.summary_json == folder.summary_json
+    for table in ("flows", "rtt", "links", "events"):
+        pd.testing.assert_frame_equal(getattr(memory, table), getattr(folder, table), check_dtype=False)
+
+
+def test_check_prints_the_resolved_scenario(airlink_cli) -> None:
+    result = airlink_cli("check", VALIDATION, "--set", "downlink.ofdm4g.arq_max_retransmissions=7")
+    assert result.exit_code == 0
+    assert "arq_max_retransmissions = 7" in result.stdout
+    assert "bins_per_second = 1500" in result.stdout  # a default, filled in
+    as_json = json.loads(airlink_cli("check", VALIDATION, "--json").stdout)
+    assert as_json["valid"] and as_json["resolved"]["downlink"]["ofdm4g"]["modulation"] == "4qam"
+
+
+def test_version(airlink_cli) -> None:
+    result = airlink_cli("--version")
+    assert result.exit_code == 0 and result.stdout.strip() == f"airlink {airlink.__version__}"
