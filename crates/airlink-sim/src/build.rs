@@ -5,7 +5,7 @@ use crate::metrics::Recorder;
 use crate::{Event, FlowState, LinkSlot, Simulation, RANK_SAMPLE, RANK_START};
 use airlink_channel::{OfdmChannel, OfdmChannelConfig, PredictionModel, Shadowing, TapProfile};
 use airlink_engine::{EventQueue, Instant, RngStream};
-use airlink_link::{Ofdm4gDownlink, Ofdm4gModulation, Ofdm4gParams, Pipe, PipeParams, QueueLimit, SlotAllocation};
+use airlink_link::{Link, Ofdm4gDownlink, Packet, Ofdm4gModulation, Ofdm4gParams, Pipe, PipeParams, QueueLimit, SlotAllocation};
 use airlink_phy::{ModulationTable, OddKModel, SwitchingRule};
 use airlink_scenario as sc;
 use airlink_transport::{CongestionConfig, Recovery, Role, TcpConfig, TcpEndpoint};
@@ -39,14 +39,30 @@ fn pipe_params(p: &sc::PipeConfig) -> PipeParams {
     }
 }
 
-fn pipe(name: &'static str, p: &sc::PipeConfig, seed: u64) -> LinkSlot {
-    LinkSlot {
-        name,
-        model: "pipe",
-        link: Box::new(Pipe::new(pipe_params(p), RngStream::derive(seed, name))),
-        wake: None,
-        checksum_drops: 0,
-    }
+/// A link model built from a scenario, for any packet type (the simulator's and the
+/// emulator's packets run through the same models).
+pub struct BuiltLink<P> {
+    /// Stable name: also the name its random stream is derived from.
+    pub name: &'static str,
+    /// Model name for reports ("pipe", "ofdm4g").
+    pub model: &'static str,
+    pub link: Box<dyn Link<P> + Send>,
+}
+
+/// The scenario's four links in their stable order: `wired.down`, `downlink`, `uplink`,
+/// `wired.up`. Downward packets cross the first two, upward ones the last two.
+pub fn scenario_links<P: Packet + Send + 'static>(s: &sc::Scenario) -> Result<Vec<BuiltLink<P>>, BuildError> {
+    let seed = s.seed;
+    let downlink = match &s.downlink {
+        sc::DownlinkConfig::Ofdm4g(o) => ofdm4g(o, seed)?,
+        sc::DownlinkConfig::Pipe(p) => pipe("downlink", p, seed),
+    };
+    let sc::UplinkConfig::Pipe(up) = &s.uplink;
+    Ok(vec![pipe("wired.down", &s.wired, seed), downlink, pipe("uplink", up, seed), pipe("wired.up", &s.wired, seed)])
+}
+
+fn pipe<P: Packet + Send + 'static>(name: &'static str, p: &sc::PipeConfig, seed: u64) -> BuiltLink<P> {
+    BuiltLink { name, model: "pipe", link: Box::new(Pipe::new(pipe_params(p), RngStream::derive(seed, name))) }
 }
 
 fn odd_k(m: sc::OddKModelName) -> OddKModel {
@@ -86,7 +102,7 @@ pub fn channel_config(o: &sc::Ofdm4gConfig) -> OfdmChannelConfig {
     }
 }
 
-fn ofdm4g(o: &sc::Ofdm4gConfig, seed: u64) -> Result<LinkSlot, BuildError> {
+fn ofdm4g<P: Packet + Send + 'static>(o: &sc::Ofdm4gConfig, seed: u64) -> Result<BuiltLink<P>, BuildError> {
     let channel = OfdmChannel::new(&channel_config(o), RngStream::derive(seed, "downlink.channel"))
         .map_err(|e| BuildError(format!("downlink.ofdm4g.channel: {e}")))?;
     let modulation = match o.modulation {
@@ -124,12 +140,10 @@ fn ofdm4g(o: &sc::Ofdm4gConfig, seed: u64) -> Result<LinkSlot, BuildError> {
         arq_remodulate: o.arq_remodulate,
         channel_errors: o.channel_errors,
     };
-    Ok(LinkSlot {
+    Ok(BuiltLink {
         name: "downlink",
         model: "ofdm4g",
         link: Box::new(Ofdm4gDownlink::new(params, channel, RngStream::derive(seed, "downlink"))),
-        wake: None,
-        checksum_drops: 0,
     })
 }
 
@@ -188,13 +202,11 @@ impl Simulation {
     /// Builds the scenario's models. `record` turns the time series on.
     pub fn new(s: &sc::Scenario, record: bool) -> Result<Simulation, BuildError> {
         let seed = s.seed;
-        let downlink = match &s.downlink {
-            sc::DownlinkConfig::Ofdm4g(o) => ofdm4g(o, seed)?,
-            sc::DownlinkConfig::Pipe(p) => pipe("downlink", p, seed),
-        };
-        let sc::UplinkConfig::Pipe(up) = &s.uplink;
         // Link ids: 0 wired.down, 1 downlink, 2 uplink, 3 wired.up.
-        let links = vec![pipe("wired.down", &s.wired, seed), downlink, pipe("uplink", up, seed), pipe("wired.up", &s.wired, seed)];
+        let links = scenario_links(s)?
+            .into_iter()
+            .map(|b| LinkSlot { name: b.name, model: b.model, link: b.link, wake: None, checksum_drops: 0 })
+            .collect();
         let mut queue = EventQueue::new();
         let flows = s
             .flow
