@@ -30,8 +30,9 @@ def format_summary(summary: Mapping[str, Any]) -> str:
     lines = [f"{summary['scenario']}, seed {summary['seed']}: {state} at {summary['sim_time_s']:.3f} s simulated ({summary['events']:,} events)"]
     for f in summary["flows"]:
         duration = "not finished" if f["duration_s"] is None else f"in {f['duration_s']:.3f} s"
+        of = "" if f["bytes_requested"] is None else f" of {f['bytes_requested']:,}"
         line = (
-            f"  flow {f['id']} {f['protocol']}/{f['congestion']}: {f['bytes_delivered']:,} of {f['bytes_requested']:,} B "
+            f"  flow {f['id']} {f['protocol']}/{f['congestion']}: {f['bytes_delivered']:,}{of} B "
             f"{duration}, goodput {_kbps(f['goodput_bps'])} (steady {_kbps(f['goodput_steady_bps'])}), "
             f"retransmissions {f['retransmission_pct']:.2f} % ({f['retransmissions']}), timeouts {f['timeouts']}, "
             f"fast recoveries {f['fast_recoveries']}"

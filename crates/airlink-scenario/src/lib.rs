@@ -84,26 +84,33 @@ impl Scenario {
     }
 
     /// Applies `key.path=value` overrides (values in TOML syntax; a bare word is taken as a
-    /// string, so `wired.delay=50 ms` works) and validates again.
+    /// string, so `wired.delay=50 ms` works) and validates again. An error names the override
+    /// that caused it (or all of them, when only their combination is wrong).
     pub fn with_overrides(&self, overrides: &[String]) -> Result<Scenario, ScenarioError> {
         if overrides.is_empty() {
             return Ok(self.clone());
         }
+        self.apply_overrides(overrides).map_err(|message| {
+            let culprit = overrides.iter().find(|o| self.apply_overrides(std::slice::from_ref(o)).is_err());
+            let source = match culprit {
+                Some(item) => format!("--set {item}"),
+                None => format!("--set {}", overrides.join(" --set ")),
+            };
+            ScenarioError::at(&source, "", None, message)
+        })
+    }
+
+    fn apply_overrides(&self, overrides: &[String]) -> Result<Scenario, String> {
         let mut doc = toml::Table::try_from(self).expect("a scenario always serialises");
         for item in overrides {
-            let err = |message: String| ScenarioError::at(&format!("--set {item}"), "", None, message);
             let (key, value) = item
                 .split_once('=')
-                .ok_or_else(|| err("expected key=value, like downlink.ofdm4g.arq_max_retransmissions=3".into()))?;
-            let value = parse_override_value(value.trim());
-            set_path(&mut doc, key.trim(), value).map_err(err)?;
+                .ok_or("expected key=value, like downlink.ofdm4g.arq_max_retransmissions=3")?;
+            set_path(&mut doc, key.trim(), parse_override_value(value.trim()))?;
         }
         let text = toml::to_string(&doc).expect("a table always serialises");
-        let scenario: Scenario = toml::from_str(&text)
-            .map_err(|e| ScenarioError::at("--set", "", None, e.message().trim().to_owned()))?;
-        scenario
-            .validate()
-            .map_err(|(path, message)| ScenarioError::at("--set", "", None, format!("{}: {message}", path.join("."))))?;
+        let scenario: Scenario = toml::from_str(&text).map_err(|e| e.message().trim().to_owned())?;
+        scenario.validate().map_err(|(path, message)| format!("{}: {message}", path.join(".")))?;
         Ok(scenario)
     }
 
@@ -161,22 +168,153 @@ impl Scenario {
             }
         }
         for (i, f) in self.flow.iter().enumerate() {
-            let at = |k: &str| p(&["flow", &i.to_string(), "tcp", k]);
-            if let Some(mtu) = f.tcp.mtu {
-                if !(68..=65535).contains(&mtu) {
-                    return Err((at("mtu"), format!("{mtu} is not a usable MTU: expected 68 to 65535")));
+            f.validate(self).map_err(|(mut path, message)| {
+                path.splice(0..0, ["flow".to_string(), i.to_string()]);
+                (path, message)
+            })?;
+        }
+        Ok(())
+    }
+}
+
+impl FlowConfig {
+    /// Checks one flow; the key path returned is relative to the flow.
+    fn validate(&self, scenario: &Scenario) -> Result<(), (Vec<String>, String)> {
+        let p = |parts: &[&str]| parts.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let protocol = format!("{:?}", self.protocol).to_lowercase();
+        let app = self.app();
+        let app_name = format!("{app:?}").to_lowercase();
+        let only = |key: &str, what: &str| Err((p(&[key]), format!("`{key}` applies only to {what}; this flow is {protocol} {app_name}")));
+        match self.protocol {
+            Protocol::Tcp => {
+                if self.ccid.is_some() {
+                    return only("ccid", "dccp flows");
+                }
+                if self.dccp.is_some() {
+                    return only("dccp", "dccp flows");
+                }
+                if self.rate_cap.is_some() {
+                    return only("rate_cap", "udp and dccp flows");
+                }
+                if self.stop.is_some() {
+                    return only("stop", "udp and dccp sources (a tcp flow ends with its bytes or the run)");
+                }
+                if !matches!(app, App::Bulk | App::File) {
+                    return Err((p(&["app"]), format!("a tcp flow carries bulk or file, not {app_name}")));
                 }
             }
-            if f.tcp.ack_every == Some(0) {
-                return Err((at("ack_every"), "expected at least 1".into()));
-            }
-            if f.tcp.initial_window == Some(0) {
-                return Err((at("initial_window"), "expected at least 1 segment".into()));
-            }
-            if let (Some(lo), Some(hi)) = (f.tcp.rto_min, f.tcp.rto_max) {
-                if lo.0 > hi.0 {
-                    return Err((at("rto_min"), "rto_min is larger than rto_max".into()));
+            Protocol::Udp | Protocol::Dccp => {
+                if self.congestion.is_some() {
+                    return only("congestion", "tcp flows (dccp flows choose with `ccid`)");
                 }
+                if self.protocol == Protocol::Udp && self.ccid.is_some() {
+                    return only("ccid", "dccp flows");
+                }
+                if self.protocol == Protocol::Udp && !matches!(app, App::Cbr | App::Vbr) {
+                    return Err((p(&["app"]), format!("a udp flow carries cbr or vbr, not {app_name}")));
+                }
+                if self.protocol == Protocol::Dccp && app == App::File {
+                    return Err((p(&["app"]), "dccp is unreliable, so it carries bulk, cbr or vbr, not a file".into()));
+                }
+            }
+        }
+        if let Some(ccid) = self.ccid {
+            if ccid != 2 && ccid != 3 {
+                return Err((p(&["ccid"]), format!("unknown CCID {ccid}: expected 2 (TCP-like) or 3 (TFRC)")));
+            }
+        }
+        match app {
+            App::File if self.bytes.is_none_or(|b| b.0 == 0) => {
+                return Err((p(&["app"]), "a file transfer needs `bytes`, more than 0".into()))
+            }
+            App::Cbr if self.rate.is_none() => return Err((p(&["app"]), "a cbr source needs `rate`".into())),
+            App::Vbr if self.frame_sizes.as_ref().is_none_or(|f| f.is_empty()) || self.frame_rate.is_none() => {
+                return Err((p(&["app"]), "a vbr source needs `frame_sizes` (a non-empty list) and `frame_rate`".into()))
+            }
+            _ => {}
+        }
+        let media = matches!(app, App::Cbr | App::Vbr);
+        if self.bytes.is_some() && media {
+            return only("bytes", "bulk and file applications");
+        }
+        if self.rate.is_some() && app != App::Cbr {
+            return only("rate", "cbr sources");
+        }
+        if (self.frame_sizes.is_some() || self.frame_rate.is_some()) && app != App::Vbr {
+            return only(if self.frame_rate.is_some() { "frame_rate" } else { "frame_sizes" }, "vbr sources");
+        }
+        if let Some(r) = self.frame_rate {
+            if !(r > 0.0 && r.is_finite()) {
+                return Err((p(&["frame_rate"]), format!("{r} frames per second: expected a positive number")));
+            }
+        }
+        for (key, rate) in [("rate", self.rate), ("rate_cap", self.rate_cap)] {
+            if rate.is_some_and(|r| r.0 == 0) {
+                return Err((p(&[key]), "expected a positive rate".into()));
+            }
+        }
+        let max_payload = 65_507;
+        let sizes = self.packet_size.iter().chain(self.frame_sizes.iter().flatten());
+        for s in sizes {
+            if s.0 == 0 || s.0 > max_payload {
+                let key = if self.packet_size == Some(*s) { "packet_size" } else { "frame_sizes" };
+                return Err((p(&[key]), format!("{} B: expected 1 to {max_payload} B of payload", s.0)));
+            }
+        }
+        if let Some(stop) = self.stop {
+            if stop.0 <= self.start.0 {
+                return Err((p(&["stop"]), "the flow stops before it starts".into()));
+            }
+        }
+        if self.start.0 >= scenario.stop.0 {
+            return Err((p(&["start"]), "the flow starts after the scenario's stop".into()));
+        }
+        let congestion = self.congestion();
+        if let Some(c) = &self.cubic {
+            if congestion != Congestion::Cubic {
+                return only("cubic", "congestion = \"cubic\"");
+            }
+            if let Some(beta) = c.beta.filter(|b| !(*b > 0.0 && *b < 1.0)) {
+                return Err((p(&["cubic", "beta"]), format!("{beta} is outside (0, 1)")));
+            }
+            if let Some(x) = c.c.filter(|x| !(*x > 0.0 && x.is_finite())) {
+                return Err((p(&["cubic", "c"]), format!("{x}: expected a positive number")));
+            }
+        }
+        if let Some(v) = &self.veno {
+            if congestion != Congestion::Veno {
+                return only("veno", "congestion = \"veno\"");
+            }
+            if let Some(beta) = v.beta.filter(|b| !(*b > 0.0 && b.is_finite())) {
+                return Err((p(&["veno", "beta"]), format!("{beta}: expected a positive number of segments")));
+            }
+            if let Some(f) = v.random_loss_factor.filter(|b| !(*b > 0.0 && *b < 1.0)) {
+                return Err((p(&["veno", "random_loss_factor"]), format!("{f} is outside (0, 1)")));
+            }
+        }
+        if let Some(d) = &self.dccp {
+            if d.ack_ratio == Some(0) {
+                return Err((p(&["dccp", "ack_ratio"]), "expected at least 1".into()));
+            }
+            if d.send_queue == Some(0) {
+                return Err((p(&["dccp", "send_queue"]), "expected at least 1 packet".into()));
+            }
+        }
+        let at = |k: &str| p(&["tcp", k]);
+        if let Some(mtu) = self.tcp.mtu {
+            if !(68..=65535).contains(&mtu) {
+                return Err((at("mtu"), format!("{mtu} is not a usable MTU: expected 68 to 65535")));
+            }
+        }
+        if self.tcp.ack_every == Some(0) {
+            return Err((at("ack_every"), "expected at least 1".into()));
+        }
+        if self.tcp.initial_window == Some(0) {
+            return Err((at("initial_window"), "expected at least 1 segment".into()));
+        }
+        if let (Some(lo), Some(hi)) = (self.tcp.rto_min, self.tcp.rto_max) {
+            if lo.0 > hi.0 {
+                return Err((at("rto_min"), "rto_min is larger than rto_max".into()));
             }
         }
         Ok(())
@@ -227,7 +365,8 @@ fn set_path(doc: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), 
 }
 
 /// Finds the span of the value of `path` (e.g. `downlink.ofdm4g.queue`) in the source text,
-/// for errors raised after parsing. Array elements are counted by their `[[name]]` headers.
+/// for errors raised after parsing, or of its table's header when the file leaves the key
+/// out. Array elements are counted by their `[[name]]` headers.
 fn find_key_span(text: &str, path: &[String]) -> Option<std::ops::Range<usize>> {
     // A line scan suffices: the file already parsed, so keys are well formed.
     let mut spanned_value: Option<std::ops::Range<usize>> = None;
@@ -235,19 +374,30 @@ fn find_key_span(text: &str, path: &[String]) -> Option<std::ops::Range<usize>> 
     let table_path: Vec<&str> = path[..path.len() - 1].iter().map(String::as_str).filter(|s| s.parse::<usize>().is_err()).collect();
     let index: Option<usize> = path.iter().find_map(|s| s.parse().ok());
     let mut offset = 0;
-    let mut seen = 0usize;
+    // Which element of the `[[array]]` the lines belong to, counted by its headers.
+    let mut arrays_seen = 0usize;
+    let mut current: Option<usize> = None;
     let mut in_table = table_path.is_empty();
+    // Where a key the file leaves out is reported: the header of its table.
+    let mut header: Option<std::ops::Range<usize>> = None;
     for line in text.split_inclusive('\n') {
         let trimmed = line.trim();
         if trimmed.starts_with('[') {
             let name = trimmed.trim_matches(|c| c == '[' || c == ']').trim();
-            let wanted = table_path.join(".");
-            in_table = name == wanted;
-            if let (true, Some(i)) = (trimmed.starts_with("[["), index) {
-                if name == table_path.first().copied().unwrap_or("") {
-                    in_table = seen == i && table_path.len() == 1;
-                    seen += 1;
-                }
+            if trimmed.starts_with("[[") && Some(name) == table_path.first().copied() {
+                current = Some(arrays_seen);
+                arrays_seen += 1;
+            }
+            let this_element = index.is_none() || current == index;
+            if name == [table_path.join("."), leaf.clone()].join(".").trim_start_matches('.') && this_element {
+                // The key is itself a table: point at its header.
+                let indent = line.len() - line.trim_start().len();
+                return Some(offset + indent..offset + line.trim_end().len());
+            }
+            in_table = name == table_path.join(".") && this_element;
+            if in_table && header.is_none() {
+                let indent = line.len() - line.trim_start().len();
+                header = Some(offset + indent..offset + line.trim_end().len());
             }
         } else if in_table {
             let key = trimmed.split('=').next().unwrap_or("").trim();
@@ -260,7 +410,7 @@ fn find_key_span(text: &str, path: &[String]) -> Option<std::ops::Range<usize>> 
         }
         offset += line.len();
     }
-    spanned_value
+    spanned_value.or(header)
 }
 
 #[cfg(test)]

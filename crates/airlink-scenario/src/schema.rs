@@ -2,7 +2,10 @@
 //! where the default comes from. Unknown keys are errors everywhere.
 //!
 //! Topology (one wireless hop, as in the WIPEMU study): for every flow,
-//! `server --wired--> downlink --> client` and `client --> uplink --wired--> server`.
+//! `server [--access-->] --wired--> downlink --> client` and
+//! `client --> uplink --wired--> [--access-->] server`; `wired`, `downlink` and `uplink` are
+//! shared by all flows, `access` links (optional) are per flow. A `pipe` downlink is a plain
+//! bottleneck (rate, delay, queue, random loss, bit errors).
 
 use crate::units::{DataSize, Decibel, Distance, Frequency, Probability, QueueLimit, Rate, Speed, Time};
 use airlink_engine::Duration;
@@ -32,6 +35,10 @@ pub struct Scenario {
     /// Interval of the sampled time series (cwnd, queue length, SNR); 0 disables them.
     #[serde(default = "default_sample_interval")]
     pub sample_interval: Time,
+    /// Optional access links of a dumbbell: each flow's server gets its own pair, between
+    /// it and the shared wired link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<PipeConfig>,
     /// The fixed network between the server and the wireless link, each direction.
     #[serde(default)]
     pub wired: PipeConfig,
@@ -397,24 +404,42 @@ impl Default for ChannelConfig {
 #[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Protocol {
+    /// airlink's TCP; the window policy is `congestion`.
     Tcp,
+    /// Datagrams from a media source, counted by the receiver as iperf does.
+    Udp,
+    /// DCCP (RFC 4340) with the congestion control `ccid`.
+    Dccp,
 }
 
-/// TCP congestion controls.
+/// TCP congestion controls. All use SACK loss recovery when `tcp.sack` is on (the default).
 #[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Congestion {
+    /// RFC 5681 Reno: recovery ends at the first new ACK.
     Reno,
+    /// RFC 6582 NewReno.
     Newreno,
+    /// RFC 9438 CUBIC.
     Cubic,
+    /// TCP Veno (Fu & Liew 2003).
+    Veno,
+    /// TCP-AFC (delayed fast recovery with congestion distance).
+    Afc,
 }
 
-/// Applications.
+/// Applications. The sender is at the server; data flows towards the client.
 #[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum App {
-    /// Send `bytes` as fast as the transport allows, then close (a download from the server).
+    /// Sends as fast as the transport allows: `bytes` if given, else until the flow's `stop`.
     Bulk,
+    /// A file of `bytes`; the summary records its completion time.
+    File,
+    /// Constant bit rate: `packet_size` at `rate`.
+    Cbr,
+    /// Variable bit rate: frames of `frame_sizes` (looping) at `frame_rate`.
+    Vbr,
 }
 
 /// One flow between the server and the client.
@@ -424,35 +449,123 @@ pub struct FlowConfig {
     /// Default tcp.
     #[serde(default = "default_protocol")]
     pub protocol: Protocol,
-    /// Default newreno (with SACK when `tcp.sack`).
-    #[serde(default = "default_congestion")]
-    pub congestion: Congestion,
-    /// Default bulk.
-    #[serde(default = "default_app")]
-    pub app: App,
-    /// Data the application transfers. Default 3 MB: the study's "3 Mb" read as megabytes
-    /// (see the scenario notes).
-    #[serde(default = "default_bytes")]
-    pub bytes: DataSize,
-    /// When the client opens the connection. Default 0 s.
+    /// TCP only. Default newreno (with SACK when `tcp.sack`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub congestion: Option<Congestion>,
+    /// DCCP only: the congestion control, 2 (TCP-like) or 3 (TFRC). Default 3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ccid: Option<u8>,
+    /// Default bulk for TCP and DCCP, cbr for UDP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<App>,
+    /// Data the application transfers (bulk, file). Absent for bulk: until `stop`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<DataSize>,
+    /// When the client opens the connection (or the source starts). Default 0 s.
     #[serde(default = "zero_time")]
     pub start: Time,
+    /// When the source stops sending. Default: the scenario's stop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Time>,
+    /// CBR: the sending rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    /// CBR, and DCCP bulk: the payload of each datagram. Default 1470 B (iperf's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packet_size: Option<DataSize>,
+    /// VBR: the payload of successive frames, repeated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_sizes: Option<Vec<DataSize>>,
+    /// VBR: frames per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_rate: Option<f64>,
+    /// The most the sending host can send (a handheld's CPU limit), any protocol but TCP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_cap: Option<Rate>,
+    /// Interval of the receiver's iperf-style reports (UDP, DCCP). Default 1 s.
+    #[serde(default = "default_report_interval")]
+    pub report_interval: Time,
     /// TCP parameters.
     #[serde(default)]
     pub tcp: TcpParams,
+    /// CUBIC parameters (with `congestion = "cubic"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cubic: Option<CubicParams>,
+    /// Veno parameters (with `congestion = "veno"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub veno: Option<VenoParams>,
+    /// DCCP parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dccp: Option<DccpParams>,
 }
 
 fn default_protocol() -> Protocol {
     Protocol::Tcp
 }
-fn default_congestion() -> Congestion {
-    Congestion::Newreno
+fn default_report_interval() -> Time {
+    Time(airlink_engine::Duration::from_secs(1))
 }
-fn default_app() -> App {
-    App::Bulk
+
+impl FlowConfig {
+    /// The TCP congestion control, with its default.
+    pub fn congestion(&self) -> Congestion {
+        self.congestion.unwrap_or(Congestion::Newreno)
+    }
+
+    /// The DCCP CCID, with its default.
+    pub fn ccid(&self) -> u8 {
+        self.ccid.unwrap_or(3)
+    }
+
+    /// The application, with the protocol's default.
+    pub fn app(&self) -> App {
+        self.app.unwrap_or(match self.protocol {
+            Protocol::Udp => App::Cbr,
+            Protocol::Tcp | Protocol::Dccp => App::Bulk,
+        })
+    }
 }
-fn default_bytes() -> DataSize {
-    DataSize(3_000_000)
+
+/// CUBIC's constants (RFC 9438). Absent values take the RFC's.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CubicParams {
+    /// C, segments/s³. Default 0.4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub c: Option<f64>,
+    /// Multiplicative decrease β in (0, 1). Default 0.7.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beta: Option<f64>,
+    /// Default true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fast_convergence: Option<bool>,
+    /// The Reno-friendly region. Default true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reno_friendly: Option<bool>,
+}
+
+/// Veno's constants.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VenoParams {
+    /// Backlog threshold β, segments. Default 3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beta: Option<f64>,
+    /// Window factor after a loss judged random (backlog below β), in (0, 1). Default 0.8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_loss_factor: Option<f64>,
+}
+
+/// DCCP knobs.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DccpParams {
+    /// CCID-2 Ack Ratio. Default 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ack_ratio: Option<u32>,
+    /// Packets the sender's queue holds while the CCID does not allow sending. Default 64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_queue: Option<u32>,
 }
 
 /// A set of TCP defaults that the other knobs then adjust.

@@ -25,7 +25,8 @@ fn defaults_are_the_wipemu_study() {
     assert_eq!(o.channel.shadowing_pole, 0.74);
     let UplinkConfig::Pipe(up) = &s.uplink;
     assert_eq!(up.rate.unwrap().0, 20_000);
-    assert_eq!(s.flow[0].bytes.0, 1_000_000);
+    assert_eq!(s.flow[0].bytes.unwrap().0, 1_000_000);
+    assert_eq!((s.flow[0].app(), s.flow[0].congestion()), (App::Bulk, Congestion::Newreno));
 }
 
 #[test]
@@ -50,6 +51,20 @@ fn impossible_values_are_refused_with_their_place() {
         ("[downlink.ofdm4g]\nstatic_subband = 25\n[[flow]]\n", 2, 18, "expected 0 to 24"),
         ("[downlink.ofdm4g.channel]\nprediction_nmse = 1.5\n[[flow]]\n", 2, 19, "outside [0, 1)"),
         ("[downlink.pipe]\n[[flow]]\n[[flow]]\n[flow.tcp]\nmtu = 20\n", 5, 7, "not a usable MTU"),
+        // The second flow's table, not the first one's.
+        ("[downlink.pipe]\n[[flow]]\n[flow.tcp]\nmtu = 1500\n[[flow]]\n[flow.tcp]\nmtu = 20\n", 7, 7, "not a usable MTU"),
+        ("[downlink.pipe]\n[[flow]]\ncongestion = \"vegas\"\n", 3, 14, "`veno`, `afc`"),
+        ("[downlink.pipe]\n[[flow]]\nprotocol = \"dccp\"\nccid = 4\n", 4, 8, "expected 2 (TCP-like) or 3"),
+        ("[downlink.pipe]\n[[flow]]\nprotocol = \"udp\"\ncongestion = \"cubic\"\nrate = \"1 Mbit/s\"\n", 4, 14, "applies only to tcp flows"),
+        // A key the file leaves out is reported at its flow's header.
+        ("[downlink.pipe]\n[[flow]]\nprotocol = \"udp\"\n", 2, 1, "needs `rate`"),
+        ("[downlink.pipe]\n[[flow]]\napp = \"file\"\n", 3, 7, "needs `bytes`"),
+        ("[downlink.pipe]\n[[flow]]\nprotocol = \"udp\"\napp = \"bulk\"\n", 4, 7, "cbr or vbr"),
+        ("[downlink.pipe]\n[[flow]]\ncongestion = \"cubic\"\n[flow.cubic]\nbeta = 1.2\n", 5, 8, "outside (0, 1)"),
+        ("[downlink.pipe]\n[[flow]]\n[flow.veno]\nbeta = 3\n", 3, 1, "applies only to congestion = \"veno\""),
+        ("[downlink.pipe]\n[[flow]]\nprotocol = \"udp\"\nrate = \"1 Mbit/s\"\npacket_size = \"0 B\"\n", 5, 15, "expected 1 to 65507 B"),
+        ("[downlink.pipe]\n[[flow]]\nprotocol = \"udp\"\nrate = \"1 Mbit/s\"\nstart = \"5 s\"\nstop = \"2 s\"\n", 6, 8, "stops before it starts"),
+        ("[downlink.pipe]\n[[flow]]\nstop = \"2 s\"\n", 3, 8, "a tcp flow ends with its bytes"),
     ];
     for (text, line, column, what) in cases {
         let e = err(text);
@@ -95,6 +110,9 @@ fn overrides_change_values_and_are_validated() {
     assert!(e.to_string().contains("outside [0, 1)"), "{e}");
     let e = s.with_overrides(&["seed".into()]).unwrap_err();
     assert!(e.to_string().contains("key=value"), "{e}");
+    // The message names the override at fault, not just "--set".
+    let e = s.with_overrides(&["seed=4".into(), "flow.0.tcp.mtu=20".into()]).unwrap_err();
+    assert!(e.to_string().starts_with("--set flow.0.tcp.mtu=20: flow.0.tcp.mtu: 20 is not a usable MTU"), "{e}");
 }
 
 #[test]

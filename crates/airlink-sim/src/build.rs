@@ -2,14 +2,28 @@
 //! random stream, derived from the run seed and the component's stable name.
 
 use crate::metrics::Recorder;
-use crate::{Event, FlowState, LinkSlot, Simulation, RANK_SAMPLE, RANK_START};
+use crate::{Event, FlowState, LinkId, LinkSlot, SimPacket, Simulation, RANK_SAMPLE, RANK_START};
 use airlink_channel::{OfdmChannel, OfdmChannelConfig, PredictionModel, Shadowing, TapProfile};
 use airlink_engine::{EventQueue, Instant, RngStream};
 use airlink_link::{Link, Ofdm4gDownlink, Packet, Ofdm4gModulation, Ofdm4gParams, Pipe, PipeParams, QueueLimit, SlotAllocation};
 use airlink_phy::{ModulationTable, OddKModel, SwitchingRule};
 use airlink_scenario as sc;
-use airlink_transport::{CongestionConfig, Recovery, Role, TcpConfig, TcpEndpoint};
+use airlink_transport::{CongestionConfig, CubicConfig, Recovery, Role, TcpConfig, TcpEndpoint};
+use std::collections::BTreeSet;
 use std::fmt;
+
+/// A `'static` copy of a generated component name, made once per distinct name (the
+/// metrics tables hold names as `&'static str`; a sweep reuses the same few names).
+fn intern(name: String) -> &'static str {
+    static NAMES: std::sync::Mutex<BTreeSet<&'static str>> = std::sync::Mutex::new(BTreeSet::new());
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&known) = names.get(name.as_str()) {
+        return known;
+    }
+    let leaked: &'static str = Box::leak(name.into_boxed_str());
+    names.insert(leaked);
+    leaked
+}
 
 /// A scenario that parsed but cannot be built into models.
 #[derive(Clone, Debug, PartialEq)]
@@ -148,7 +162,7 @@ fn ofdm4g<P: Packet + Send + 'static>(o: &sc::Ofdm4gConfig, seed: u64) -> Result
 }
 
 /// The transport configuration of a flow: the scenario's values over the transport defaults.
-pub fn tcp_config(f: &sc::FlowConfig) -> TcpConfig {
+pub fn tcp_config(f: &sc::FlowConfig) -> Result<TcpConfig, BuildError> {
     let t = &f.tcp;
     let mut c = match t.preset {
         sc::TcpPreset::Default => TcpConfig::default(),
@@ -182,11 +196,25 @@ pub fn tcp_config(f: &sc::FlowConfig) -> TcpConfig {
     if let Some(x) = t.clock_granularity {
         c.clock_granularity = x.0;
     }
-    (c.congestion, c.recovery) = match f.congestion {
+    (c.congestion, c.recovery) = match f.congestion() {
         sc::Congestion::Reno => (CongestionConfig::Reno, Recovery::Reno),
         sc::Congestion::Newreno => (CongestionConfig::Reno, Recovery::NewReno),
-        sc::Congestion::Cubic => (CongestionConfig::Cubic(Default::default()), Recovery::NewReno),
+        sc::Congestion::Cubic => (CongestionConfig::Cubic(cubic_config(f.cubic.as_ref())), Recovery::NewReno),
+        sc::Congestion::Veno | sc::Congestion::Afc => {
+            return Err(BuildError(format!("congestion {:?} is not built yet", f.congestion())))
+        }
     };
+    Ok(c)
+}
+
+fn cubic_config(p: Option<&sc::CubicParams>) -> CubicConfig {
+    let mut c = CubicConfig::default();
+    if let Some(p) = p {
+        c.c = p.c.unwrap_or(c.c);
+        c.beta = p.beta.unwrap_or(c.beta);
+        c.fast_convergence = p.fast_convergence.unwrap_or(c.fast_convergence);
+        c.reno_friendly = p.reno_friendly.unwrap_or(c.reno_friendly);
+    }
     c
 }
 
@@ -195,6 +223,8 @@ fn congestion_name(c: sc::Congestion) -> &'static str {
         sc::Congestion::Reno => "reno",
         sc::Congestion::Newreno => "newreno",
         sc::Congestion::Cubic => "cubic",
+        sc::Congestion::Veno => "veno",
+        sc::Congestion::Afc => "afc",
     }
 }
 
@@ -202,38 +232,48 @@ impl Simulation {
     /// Builds the scenario's models. `record` turns the time series on.
     pub fn new(s: &sc::Scenario, record: bool) -> Result<Simulation, BuildError> {
         let seed = s.seed;
-        // Link ids: 0 wired.down, 1 downlink, 2 uplink, 3 wired.up.
-        let links = scenario_links(s)?
-            .into_iter()
-            .map(|b| LinkSlot { name: b.name, model: b.model, link: b.link, wake: None, checksum_drops: 0 })
-            .collect();
+        // Link ids: 0 wired.down, 1 downlink, 2 uplink, 3 wired.up, then each flow's access
+        // links (down, up).
+        let slot = |b: BuiltLink<SimPacket>| LinkSlot { name: b.name, model: b.model, link: b.link, wake: None, checksum_drops: 0 };
+        let mut links: Vec<LinkSlot> = scenario_links(s)?.into_iter().map(slot).collect();
         let mut queue = EventQueue::new();
-        let flows = s
-            .flow
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let cfg = tcp_config(f);
-                queue.push(Instant::ZERO + f.start.0, RANK_START, i as u32, Event::FlowStart(i as u32));
-                FlowState {
-                    client: TcpEndpoint::new(cfg.clone(), Role::Client),
-                    server: TcpEndpoint::new(cfg, Role::Server),
-                    client_wake: None,
-                    server_wake: None,
-                    start: Instant::ZERO + f.start.0,
-                    bytes: f.bytes.0,
-                    delivered: 0,
-                    first_delivery: None,
-                    last_delivery: None,
-                    mark10: None,
-                    mark90: None,
-                    done: f.bytes.0 == 0,
-                    checksum_drops: 0,
-                    protocol: "tcp",
-                    congestion: congestion_name(f.congestion),
-                }
-            })
-            .collect();
+        let mut flows = Vec::with_capacity(s.flow.len());
+        for (i, f) in s.flow.iter().enumerate() {
+            let (mut down_path, mut up_path) = (vec![0, 1], vec![2, 3]);
+            if let Some(access) = &s.access {
+                let id = |links: &Vec<LinkSlot>| {
+                    LinkId::try_from(links.len()).map_err(|_| BuildError("too many links: at most 65536".into()))
+                };
+                down_path.insert(0, id(&links)?);
+                links.push(slot(pipe(intern(format!("access.{i}.down")), access, seed)));
+                up_path.push(id(&links)?);
+                links.push(slot(pipe(intern(format!("access.{i}.up")), access, seed)));
+            }
+            let cfg = tcp_config(f)?;
+            let start = Instant::ZERO + f.start.0;
+            queue.push(start, RANK_START, i as u32, Event::FlowStart(i as u32));
+            let bytes = f.bytes.map(|b| b.0);
+            flows.push(FlowState {
+                client: TcpEndpoint::new(cfg.clone(), Role::Client),
+                server: TcpEndpoint::new(cfg, Role::Server),
+                client_wake: None,
+                server_wake: None,
+                down_path,
+                up_path,
+                start,
+                bytes,
+                delivered: 0,
+                first_delivery: None,
+                last_delivery: None,
+                mark10: None,
+                mark90: None,
+                done: bytes == Some(0),
+                checksum_drops: 0,
+                protocol: "tcp",
+                congestion: congestion_name(f.congestion()),
+            });
+        }
+        let unfinished_flows = flows.iter().filter(|f| !f.done).count();
         let sample_interval = s.sample_interval.0;
         if record && !sample_interval.is_zero() {
             queue.push(Instant::ZERO, RANK_SAMPLE, 0, Event::Sample);
@@ -241,9 +281,8 @@ impl Simulation {
         Ok(Simulation {
             queue,
             links,
-            down_path: vec![0, 1],
-            up_path: vec![2, 3],
             flows,
+            unfinished_flows,
             stop: Instant::ZERO + s.stop.0,
             sample_interval,
             recorder: Recorder { enabled: record, ..Default::default() },

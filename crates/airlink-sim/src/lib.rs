@@ -9,8 +9,9 @@
 //! component wake-ups (rank 1), then flow starts (rank 2), then samples (rank 3); within a
 //! rank by source component id, then FIFO.
 //!
-//! Topology: for each flow, `server -> wired.down -> downlink -> client` and
-//! `client -> uplink -> wired.up -> server`; the four links are shared by all flows.
+//! Topology: for each flow, `server [-> access.i.down] -> wired.down -> downlink -> client`
+//! and `client -> uplink -> wired.up [-> access.i.up] -> server`; the four named links are
+//! shared by all flows, the access links (optional, a dumbbell's) belong to one flow each.
 
 pub mod build;
 pub mod metrics;
@@ -33,7 +34,7 @@ pub struct SimPacket {
     pub seg: Segment,
     pub bit_errors: u32,
     /// The link that last corrupted the packet (for attributing checksum drops).
-    pub corrupted_by: Option<u8>,
+    pub corrupted_by: Option<LinkId>,
 }
 
 impl Packet for SimPacket {
@@ -60,7 +61,7 @@ pub enum Dir {
 /// Components that can be woken or receive packets.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Node {
-    Link(u8),
+    Link(LinkId),
     Client(u32),
     Server(u32),
 }
@@ -70,8 +71,8 @@ impl Node {
     fn id(self) -> u32 {
         match self {
             Node::Link(l) => l as u32,
-            Node::Client(f) => 256 + 2 * f,
-            Node::Server(f) => 257 + 2 * f,
+            Node::Client(f) => 0x1_0000 + 2 * f,
+            Node::Server(f) => 0x1_0001 + 2 * f,
         }
     }
 }
@@ -88,6 +89,9 @@ const RANK_WAKE: u8 = 1;
 const RANK_START: u8 = 2;
 const RANK_SAMPLE: u8 = 3;
 
+/// Index of a link in the simulation.
+pub type LinkId = u16;
+
 /// A named link with its pending wake-up.
 pub(crate) struct LinkSlot {
     pub name: &'static str,
@@ -103,8 +107,12 @@ pub(crate) struct FlowState {
     pub server: TcpEndpoint,
     pub client_wake: Option<Instant>,
     pub server_wake: Option<Instant>,
+    /// Links crossed server to client, and client to server.
+    pub down_path: Vec<LinkId>,
+    pub up_path: Vec<LinkId>,
     pub start: Instant,
-    pub bytes: u64,
+    /// Bytes the application transfers; `None`: as many as it can until the stop time.
+    pub bytes: Option<u64>,
     pub delivered: u64,
     pub first_delivery: Option<Instant>,
     pub last_delivery: Option<Instant>,
@@ -121,10 +129,9 @@ pub(crate) struct FlowState {
 pub struct Simulation {
     queue: EventQueue<Event>,
     pub(crate) links: Vec<LinkSlot>,
-    /// Link indices of the downward and upward paths.
-    down_path: Vec<u8>,
-    up_path: Vec<u8>,
     pub(crate) flows: Vec<FlowState>,
+    /// Flows that have not delivered all their bytes (flows without an end never finish).
+    unfinished_flows: usize,
     stop: Instant,
     sample_interval: Duration,
     pub(crate) recorder: Recorder,
@@ -184,7 +191,7 @@ impl Simulation {
                 self.events_processed += 1;
             }
             self.dispatch(event);
-            if self.flows.iter().all(|f| f.done) {
+            if self.unfinished_flows == 0 {
                 self.finished = true;
             }
         }
@@ -264,9 +271,10 @@ impl Simulation {
 
     /// Sends a packet into its next hop (a link, or the endpoint at the end of its path).
     fn forward(&mut self, at: Instant, mut pkt: SimPacket, source: Node) {
+        let flow = &self.flows[pkt.flow as usize];
         let path = match pkt.dir {
-            Dir::Down => &self.down_path,
-            Dir::Up => &self.up_path,
+            Dir::Down => &flow.down_path,
+            Dir::Up => &flow.up_path,
         };
         let next = match path.get(pkt.hop as usize) {
             Some(&l) => Node::Link(l),
@@ -279,7 +287,7 @@ impl Simulation {
         self.queue.push(at, RANK_ARRIVE, source.id(), Event::Arrive(next, pkt));
     }
 
-    fn after_link(&mut self, l: u8) {
+    fn after_link(&mut self, l: LinkId) {
         let now = self.now;
         while let Some((at, mut pkt)) = self.links[l as usize].link.poll_output() {
             if pkt.bit_errors > 0 && pkt.corrupted_by.is_none() {
@@ -324,22 +332,29 @@ impl Simulation {
             match ev {
                 TcpEvent::Connected if node == Node::Server(f) => {
                     // The server's application writes the whole transfer, then closes.
-                    let bytes = flow.bytes;
-                    flow.server.send(now, bytes);
-                    flow.server.close(now);
+                    match flow.bytes {
+                        Some(bytes) => {
+                            flow.server.send(now, bytes);
+                            flow.server.close(now);
+                        }
+                        None => flow.server.send(now, u64::MAX / 2),
+                    }
                 }
                 TcpEvent::Delivered { bytes } if node == Node::Client(f) => {
                     flow.delivered += bytes;
                     flow.first_delivery.get_or_insert(now);
                     flow.last_delivery = Some(now);
-                    if flow.mark10.is_none() && flow.delivered * 10 >= flow.bytes {
-                        flow.mark10 = Some((now, flow.delivered));
-                    }
-                    if flow.mark90.is_none() && flow.delivered * 10 >= flow.bytes * 9 {
-                        flow.mark90 = Some((now, flow.delivered));
-                    }
-                    if flow.delivered >= flow.bytes {
-                        flow.done = true;
+                    if let Some(total) = flow.bytes {
+                        if flow.mark10.is_none() && flow.delivered * 10 >= total {
+                            flow.mark10 = Some((now, flow.delivered));
+                        }
+                        if flow.mark90.is_none() && flow.delivered * 10 >= total * 9 {
+                            flow.mark90 = Some((now, flow.delivered));
+                        }
+                        if flow.delivered >= total && !flow.done {
+                            flow.done = true;
+                            self.unfinished_flows -= 1;
+                        }
                     }
                 }
                 TcpEvent::RttSample { rtt } if self.recorder.enabled => {

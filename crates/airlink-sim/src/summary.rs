@@ -23,7 +23,8 @@ pub struct FlowSummary {
     pub id: u32,
     pub protocol: &'static str,
     pub congestion: &'static str,
-    pub bytes_requested: u64,
+    /// Bytes the application set out to transfer (`None`: until the stop time).
+    pub bytes_requested: Option<u64>,
     /// Bytes delivered in order to the receiving application.
     pub bytes_delivered: u64,
     pub completed: bool,
