@@ -64,8 +64,29 @@ def bench_reproduce(jobs: int | None = None) -> Measurement:
     return Measurement("reproduce wipemu (all parts)", wall, "s", f"{len(rep.runs):,} runs, {jobs or os.cpu_count()} threads")
 
 
-def run_benchmarks(*, full: bool = False, repeats: int = 5, jobs: int | None = None) -> list[Measurement]:
+def bench_dumbbell(seconds: int = 100) -> list[Measurement]:
+    """The TCP dumbbell: link packet transmissions per wall second, 1 and 10 flows, over 10 Mbit/s,
+    100 Mbit/s and 1 Gbit/s bottlenecks (``cargo bench --bench dumbbell`` also gives memory)."""
+    results = []
+    for rate in (10_000_000, 100_000_000, 1_000_000_000):
+        for flows in (1, 10):
+            text = _core.dumbbell_scenario(rate, flows, seconds, 22)
+            start = time.perf_counter()
+            summary = json.loads(_core.run_summary(text, "dumbbell.toml"))
+            wall = time.perf_counter() - start
+            sent = sum(link["packets_out"] for link in summary["links"])
+            goodput = sum(f["goodput_bps"] or 0 for f in summary["flows"])
+            results.append(Measurement(
+                f"dumbbell {rate // 1_000_000} Mbit/s, {flows} flow{'s' if flows > 1 else ''}", sent / wall, "pkts/s",
+                f"{summary['sim_time_s'] / wall:,.1f} simulated s per wall s; goodput {goodput / 1e6:,.1f} Mbit/s; target 2 M pkts/s",
+            ))
+    return results
+
+
+def run_benchmarks(*, full: bool = False, repeats: int = 5, jobs: int | None = None, dumbbell: bool = False) -> list[Measurement]:
     results = [bench_event_queue(), *bench_wipemu_run(repeats)]
+    if dumbbell:
+        results.extend(bench_dumbbell())
     if full:
         results.append(bench_reproduce(jobs))
     return results

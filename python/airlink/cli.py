@@ -184,11 +184,12 @@ def _reproduction_text(rep: Any) -> str:
 @click.option("--full", is_flag=True, help="Also time the whole `reproduce wipemu` (minutes).")
 @click.option("--repeats", type=click.IntRange(1), default=5, show_default=True, help="Runs for the median run time.")
 @click.option("--jobs", type=click.IntRange(1), help="Threads for --full (default: the number of CPUs).")
-def bench(as_json: bool, full: bool, repeats: int, jobs: int | None) -> None:
-    """Measure event rates and WIPEMU run times on this machine."""
+@click.option("--dumbbell", is_flag=True, help="Also run the TCP dumbbell (100 s simulated; about a minute).")
+def bench(as_json: bool, full: bool, repeats: int, jobs: int | None, dumbbell: bool) -> None:
+    """Measure event rates, WIPEMU run times and packet rates on this machine."""
     from airlink import bench as benchmarks
 
-    results = benchmarks.run_benchmarks(full=full, repeats=repeats, jobs=jobs)
+    results = benchmarks.run_benchmarks(full=full, repeats=repeats, jobs=jobs, dumbbell=dumbbell)
     click.echo(benchmarks.to_json(results) if as_json else benchmarks.format_table(results))
 
 

@@ -150,6 +150,12 @@ fn bench_event_queue(py: Python<'_>, population: u64, n: u64) -> u64 {
     })
 }
 
+/// The benchmark dumbbell as scenario text (see `airlink_sim::dumbbell`).
+#[pyfunction]
+fn dumbbell_scenario(bottleneck_bps: u64, flows: u32, seconds: u32, rtt_ms: u32) -> String {
+    airlink_sim::dumbbell::dumbbell_toml(bottleneck_bps, flows, seconds, rtt_ms)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -158,5 +164,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_summary, m)?)?;
     m.add_function(wrap_pyfunction!(check_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(bench_event_queue, m)?)?;
+    m.add_function(wrap_pyfunction!(dumbbell_scenario, m)?)?;
     Ok(())
 }

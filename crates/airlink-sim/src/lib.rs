@@ -14,6 +14,7 @@
 //! shared by all flows, the access links (optional, a dumbbell's) belong to one flow each.
 
 pub mod build;
+pub mod dumbbell;
 pub mod metrics;
 mod summary;
 
