@@ -6,10 +6,11 @@ use crate::{Event, FlowState, LinkId, LinkSlot, SimPacket, Simulation, RANK_SAMP
 use airlink_channel::{OfdmChannel, OfdmChannelConfig, PredictionModel, Shadowing, TapProfile};
 use airlink_engine::{EventQueue, Instant, RngStream};
 use airlink_link::{Link, Ofdm4gDownlink, Packet, Ofdm4gModulation, Ofdm4gParams, Pipe, PipeParams, QueueLimit, SlotAllocation};
-use airlink_phy::{ModulationTable, OddKModel, SwitchingRule};
+use airlink_phy::{Modulation, ModulationTable, OddKModel, SwitchingRule};
 use airlink_scenario as sc;
 use airlink_transport::{CongestionConfig, CubicConfig, Recovery, Role, TcpConfig, TcpEndpoint};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Mutex, OnceLock};
 use std::fmt;
 
 /// A `'static` copy of a generated component name, made once per distinct name (the
@@ -23,6 +24,34 @@ fn intern(name: String) -> &'static str {
     let leaked: &'static str = Box::leak(name.into_boxed_str());
     names.insert(leaked);
     leaked
+}
+
+/// [`ModulationTable::new`], remembered per process: its numerical search costs about as much
+/// as a whole WIPEMU run, and a sweep builds the same few tables thousands of times. A pure
+/// function of its inputs, so the cache cannot change a result.
+fn modulation_table(
+    set: &[Modulation],
+    rule: SwitchingRule,
+    mean_snr_lin: f64,
+    nmse: f64,
+    symbols: u32,
+    odd_k: OddKModel,
+) -> Result<ModulationTable, BuildError> {
+    type Key = (Vec<Modulation>, Option<u64>, u64, u64, u32, OddKModel);
+    static TABLES: OnceLock<Mutex<HashMap<Key, ModulationTable>>> = OnceLock::new();
+    let tables = TABLES.get_or_init(Default::default);
+    let target = match rule {
+        SwitchingRule::TargetBer(b) => Some(b.to_bits()),
+        SwitchingRule::MaxThroughput => None,
+    };
+    let key = (set.to_vec(), target, mean_snr_lin.to_bits(), nmse.to_bits(), symbols, odd_k);
+    if let Some(table) = tables.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(table.clone());
+    }
+    let table = ModulationTable::new(set, rule, mean_snr_lin, nmse, symbols, odd_k)
+        .map_err(|e| BuildError(format!("downlink.ofdm4g: cannot build the modulation table: {e:?}")))?;
+    tables.lock().unwrap_or_else(|e| e.into_inner()).insert(key, table.clone());
+    Ok(table)
 }
 
 /// A scenario that parsed but cannot be built into models.
@@ -128,15 +157,14 @@ fn ofdm4g<P: Packet + Send + 'static>(o: &sc::Ofdm4gConfig, seed: u64) -> Result
                 sc::Switching::TargetBer => SwitchingRule::TargetBer(o.target_ber.0),
             };
             let mean_snr = 10f64.powf(o.channel.mean_snr.0 / 10.0);
-            Ofdm4gModulation::Adaptive(ModulationTable::new(
+            Ofdm4gModulation::Adaptive(modulation_table(
                 &set,
                 rule,
                 mean_snr,
                 o.channel.prediction_nmse,
                 o.symbols_per_frame,
                 odd_k(o.odd_k_model),
-            )
-            .map_err(|e| BuildError(format!("downlink.ofdm4g: cannot build the modulation table: {e:?}")))?)
+            )?)
         }
     };
     let params = Ofdm4gParams {
