@@ -991,7 +991,7 @@ impl TcpEndpoint {
                 self.persist_backoff = 0;
             }
         }
-        let blocks_before = self.board.block_count();
+        let board_before = self.board.version();
         let mut newly_sacked = 0;
         if self.sack_ok {
             let lo = ack.max(self.snd_una);
@@ -1011,7 +1011,7 @@ impl TcpEndpoint {
         } else if ack == self.snd_una {
             self.on_same_ack(now, seg, old_wnd, newly_sacked);
         }
-        if self.board.block_count() != blocks_before {
+        if self.board.version() != board_before {
             if let RecoveryState::Fast {
                 point,
                 kind: RecoveryKind::Sack,
