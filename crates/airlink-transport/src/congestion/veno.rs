@@ -24,6 +24,7 @@
 //! | RTO: Linux uses the Veno ssthresh | Reno: max(FlightSize/2, 2 SMSS), cwnd = 1 SMSS (spec: "RTO as Reno") |
 //! | growth only when cwnd-limited | grows on every ACK outside recovery, like this crate's [`Reno`](super::Reno) |
 //! | BaseRTT + 1 µs (avoids zero) | BaseRTT as measured; a zero RTT gives N = 0 |
+//! | BaseRTT over all samples | over the data segments' samples this controller saw: the handshake's RTT lacks a full-sized segment's serialisation time and would inflate N on slow links (A) |
 //!
 //! Per-ACK work is O(1).
 
