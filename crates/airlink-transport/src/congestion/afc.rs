@@ -30,6 +30,7 @@
 //! | a hole above that window while SACK_OK is true | the first loss of the next window: the episode restarts there (new first hole, window = data outstanding now), still without reduction (A) |
 //! | after the reduction | one reduction per window, as RFC 6675: later holes of the same recovery episode are repaired without further reduction |
 //! | a second hole already present when recovery starts | SACK_OK becomes false at once: reduction at entry |
+//! | when a hole counts | as soon as a SACK block shows it, with no DupThresh: a reordered segment inside the window looks like a second loss (A) |
 //! | growth during an undelayed episode | none while the endpoint is in fast recovery, as RFC 5681 (A) |
 //! | R_adj | capped at cwnd_n/2 (Cd ≤ cwnd_n by construction in \[S4\]; the cap keeps the stated range (0, cwnd_n/2]) (A). The jump at Cd just above cwnd_n/2 (R_adj = cwnd_n/32) is kept |
 //! | ssthresh | = cwnd_{n+1} (spec A), both at least 2 SMSS |
@@ -37,6 +38,11 @@
 //! | retransmission lost | RTO as Reno (spec A); the episode ends |
 //! | no SACK negotiated | NewReno/Reno: halving at fast retransmit (no hole structure to judge by) (A) |
 //! | SACK_OK outside an episode | keeps the verdict of the latest fast-retransmit episode (true before any loss); [`probe`](CongestionController::probe) reports it |
+//!
+//! Consequence worth knowing: a lone flow at a drop-tail bottleneck usually loses one packet
+//! per overflow, which AFC takes as random; it then keeps the queue full and reduces rarely
+//! (the goodput stays TCP's, the queueing delay and loss rate do not). \[S4\] §4.2 tested
+//! congestion with competing flows, which lose several packets per window.
 //!
 //! Per-ACK work: each scoreboard change during recovery costs one O(log ranges) look-up
 //! ([`LossView::next_hole`]); nothing walks the window.
