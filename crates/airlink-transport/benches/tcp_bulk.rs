@@ -4,8 +4,9 @@
 //! with the window.
 //!
 //! `fixed_window/*` uses a controller that holds cwnd at W segments (the trait is public, so
-//! the bench plugs one in), keeping W segments in flight despite 1 % loss; `newreno_sack` and
-//! `cubic_sack` are the built-in controllers on a 1 Gbit/s, 20 ms RTT path with 0.01 % loss.
+//! the bench plugs one in), keeping W segments in flight despite 1 % loss; `newreno_sack`,
+//! `cubic_sack`, `veno_sack` and `afc_sack` are the built-in controllers on a 1 Gbit/s, 20 ms
+//! RTT path with 0.01 % loss.
 
 #[path = "../tests/harness/mod.rs"]
 mod harness;
@@ -103,6 +104,15 @@ fn bulk(c: &mut Criterion) {
             )
         }),
     ));
+    for name in ["veno", "afc"] {
+        cases.push((
+            format!("{name}_sack/1gbps_loss_1e-4"),
+            Box::new(move || {
+                let cc = CongestionConfig::from_name(name).expect("built-in policy");
+                pair(None, cc, 1e-4, 1_000_000_000)
+            }),
+        ));
+    }
     for (name, make) in cases {
         let packets = run(make(), bytes);
         g.throughput(Throughput::Elements(packets));

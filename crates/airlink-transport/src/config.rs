@@ -1,6 +1,6 @@
 //! TCP endpoint configuration: plain data, every field with its unit, default and source.
 
-use crate::congestion::CongestionConfig;
+use crate::congestion::{CongestionConfig, CongestionConfigError};
 use airlink_engine::Duration;
 use std::fmt;
 
@@ -95,6 +95,8 @@ impl Default for TcpConfig {
 /// Why a [`TcpConfig`] cannot be used.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum ConfigError {
+    /// A parameter of `congestion` is out of its domain.
+    Congestion(CongestionConfigError),
     /// `mss` is 0.
     ZeroMss,
     /// `rwnd` is 0.
@@ -112,6 +114,7 @@ pub enum ConfigError {
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = match self {
+            ConfigError::Congestion(e) => return e.fmt(f),
             ConfigError::ZeroMss => "mss must be at least 1 byte",
             ConfigError::ZeroWindow => "rwnd must be at least 1 byte",
             ConfigError::ZeroAckEvery => "ack_every must be at least 1",
@@ -195,7 +198,7 @@ impl TcpConfig {
         if self.rto_min > self.rto_max || self.rto_max == Duration::ZERO {
             return Err(ConfigError::RtoBounds);
         }
-        Ok(())
+        self.congestion.validate().map_err(ConfigError::Congestion)
     }
 
     /// Value of the MSS option we announce: `mss` plus the timestamp option if we offer it

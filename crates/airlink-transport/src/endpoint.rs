@@ -26,6 +26,8 @@
 //!    removed, an RTT sample is taken from the oldest of them unless any was retransmitted
 //!    (Karn; with timestamps from TSecr), recovery rules run, the RTO timer restarts (stops if
 //!    nothing is outstanding), the controller sees `on_ack`; otherwise duplicate-ACK rules run.
+//!    Last, if the ACK changed the scoreboard during SACK recovery, the controller sees
+//!    `on_loss_update` (TCP-AFC looks for a second hole there).
 //! 5. **Recovery states.** *Open*. *Fast* — without SACK: NewReno (RFC 6582) or Reno (RFC 5681),
 //!    with cwnd inflation kept by the endpoint; with SACK: RFC 6675 (pipe, NextSeg, rescue).
 //!    Entered on the DupThresh-th duplicate ACK (SACK: or when IsLost(SND.UNA)) if SND.UNA ≥
@@ -991,7 +993,7 @@ impl TcpEndpoint {
                 self.persist_backoff = 0;
             }
         }
-        let blocks_before = self.board.block_count();
+        let board_before = self.board.version();
         let mut newly_sacked = 0;
         if self.sack_ok {
             let lo = ack.max(self.snd_una);
@@ -1011,7 +1013,7 @@ impl TcpEndpoint {
         } else if ack == self.snd_una {
             self.on_same_ack(now, seg, old_wnd, newly_sacked);
         }
-        if self.board.block_count() != blocks_before {
+        if self.board.version() != board_before {
             if let RecoveryState::Fast {
                 point,
                 kind: RecoveryKind::Sack,

@@ -19,7 +19,8 @@
 //! # Modules
 //! - [`segment`]: the simulated segment and its header size;
 //! - [`config`]: [`TcpConfig`] with documented defaults and presets;
-//! - [`congestion`]: the [`CongestionController`] trait, Reno (RFC 5681) and CUBIC (RFC 9438);
+//! - [`congestion`]: the [`CongestionController`] trait, Reno (RFC 5681), CUBIC (RFC 9438),
+//!   Veno (Fu & Liew 2003) and TCP-AFC (Kothari et al.);
 //! - [`rtt`]: the RFC 6298 estimator;
 //! - [`endpoint`]: the state machine (rules and deviations at the top of the module).
 
@@ -34,9 +35,9 @@ pub mod segment;
 
 pub use config::{initial_window_segments, ConfigError, Recovery, TcpConfig};
 pub use congestion::{
-    AckEvent, CongestionConfig, CongestionController, CongestionEvent, CongestionKind,
-    ControllerFactory, ControllerInit, Cubic, CubicConfig, LossView, RecoveryExit, RecoveryKind,
-    Reno,
+    AckEvent, Afc, AfcConfig, CongestionConfig, CongestionConfigError, CongestionController,
+    CongestionEvent, CongestionKind, ControllerFactory, ControllerInit, ControllerProbe, Cubic,
+    CubicConfig, LossView, RecoveryExit, RecoveryKind, Reno, UnknownCongestion, Veno, VenoConfig,
 };
 pub use endpoint::{Role, TcpEndpoint, TcpEvent, TcpState, TcpStats};
 pub use rtt::RttEstimator;

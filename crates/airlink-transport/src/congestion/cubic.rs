@@ -16,8 +16,8 @@
 //! | slow start | RFC 5681 slow start; no HyStart |
 
 use super::{
-    newreno_exit_window, AckEvent, CongestionController, CongestionEvent, CongestionKind,
-    ControllerInit, RecoveryExit, RecoveryKind,
+    in_unit_open, newreno_exit_window, AckEvent, CongestionConfigError, CongestionController,
+    CongestionEvent, CongestionKind, ControllerInit, RecoveryExit, RecoveryKind,
 };
 use airlink_engine::Instant;
 
@@ -53,6 +53,17 @@ impl CubicConfig {
         reno_friendly: true,
         ssthresh_from_cwnd: true,
     };
+
+    /// Checks C > 0 (finite) and β in (0, 1).
+    pub fn validate(&self) -> Result<(), CongestionConfigError> {
+        if !(self.c.is_finite() && self.c > 0.0) {
+            return Err(CongestionConfigError::CubicC);
+        }
+        if !in_unit_open(self.beta) {
+            return Err(CongestionConfigError::CubicBeta);
+        }
+        Ok(())
+    }
 }
 
 impl Default for CubicConfig {

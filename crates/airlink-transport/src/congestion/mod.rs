@@ -5,7 +5,9 @@
 //! window inflation, RTO and go-back — and tells the controller what happened; the controller
 //! owns `cwnd` and `ssthresh` and decides how they move. All windows are in bytes.
 //!
-//! Hooks for the variants still to come:
+//! Policies: [`Reno`] (RFC 5681; Reno, NewReno or SACK recovery is the endpoint's choice),
+//! [`Cubic`] (RFC 9438), [`Veno`] (Fu & Liew 2003) and [`Afc`] (TCP-AFC, Kothari et al.).
+//! What the delay- and loss-structure-based ones need from the endpoint:
 //! - **Veno** needs the minimum RTT per round: every [`AckEvent`] carries the RTT sample, the
 //!   cumulative ACK and HighData, so a controller can mark a round as "the ACK passed the
 //!   HighData seen at the round's start" (Linux `beg_snd_nxt`).
@@ -13,16 +15,24 @@
 //!   [`CongestionEvent`] and [`CongestionController::on_loss_update`] give a [`LossView`] of the
 //!   SACK scoreboard (holes, their positions), and the endpoint's recovery does not depend on
 //!   the controller having reduced anything.
+//!
+//! A controller's own state beyond cwnd/ssthresh (Veno's backlog, AFC's SACK_OK flag and
+//! congestion distance) is sampled generically through [`CongestionController::probe`].
 
+mod afc;
 mod cubic;
 mod reno;
+mod veno;
 
+pub use afc::{afc_window, Afc, AfcConfig};
 pub use cubic::{Cubic, CubicConfig};
 pub use reno::Reno;
+pub use veno::{veno_backlog, veno_ssthresh, Veno, VenoConfig};
 
 use crate::scoreboard::SackScoreboard;
 use airlink_engine::{Duration, Instant};
 use std::fmt;
+use std::str::FromStr;
 
 /// What one acknowledgment of new data told the sender (passed to
 /// [`CongestionController::on_ack`]).
@@ -87,9 +97,19 @@ pub struct LossView<'a> {
 }
 
 impl LossView<'_> {
-    /// Un-SACKed gaps below the highest SACKed byte, lowest first.
+    /// Un-SACKed gaps below the highest SACKed byte, lowest first. Walks the scoreboard:
+    /// O(holes) — per-ACK code should use [`next_hole`](Self::next_hole).
     pub fn holes(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.scoreboard.holes(self.snd_una)
+    }
+
+    /// The lowest un-SACKed gap `[start, end)` at or above `from` (and SND.UNA) that lies below
+    /// the highest SACKed byte; `end` is the start of the SACKed range above it. When `from` is
+    /// inside a gap, the gap is reported from `from`. O(log ranges).
+    pub fn next_hole(&self, from: u64) -> Option<(u64, u64)> {
+        let start = self.scoreboard.next_unsacked(from.max(self.snd_una));
+        let end = self.scoreboard.next_sacked_after(start)?;
+        Some((start, end))
     }
 }
 
@@ -123,7 +143,9 @@ pub trait CongestionController: Send + fmt::Debug {
     /// A loss was detected: reduce (or, for delayed-response schemes, decide not to yet).
     /// For fast retransmit, the endpoint adds NewReno's DupThresh·SMSS inflation itself.
     fn on_congestion_event(&mut self, now: Instant, event: &CongestionEvent<'_>);
-    /// During SACK recovery, the hole structure changed (a new hole, a hole filled).
+    /// During SACK recovery, an ACK changed the scoreboard (new data SACKed, or ranges
+    /// dropped by the cumulative ACK): a hole may have appeared or been filled. At most once
+    /// per ACK, after the ACK's other callbacks.
     fn on_loss_update(&mut self, _now: Instant, _loss: &LossView<'_>) {}
     /// Fast recovery ended.
     fn on_recovery_exit(&mut self, _now: Instant, _exit: &RecoveryExit) {}
@@ -131,8 +153,30 @@ pub trait CongestionController: Send + fmt::Debug {
     fn window(&self) -> u64;
     /// Slow-start threshold, bytes (`u64::MAX` = unset).
     fn ssthresh(&self) -> u64;
-    /// Short name for reports ("reno", "cubic").
+    /// Short name for reports ("reno", "cubic", "veno", "afc").
     fn name(&self) -> &'static str;
+    /// The controller's own state beyond cwnd and ssthresh, for time series: a driver can
+    /// sample any controller the same way. Fields a controller does not have stay `None`
+    /// (the default).
+    fn probe(&self) -> ControllerProbe {
+        ControllerProbe::default()
+    }
+}
+
+/// Extra controller state for time series (see [`CongestionController::probe`]). Every field
+/// is optional: `None` means "this controller has no such quantity" (or it is not yet
+/// defined). New fields may be added; construct with `ControllerProbe::default()` and assign.
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct ControllerProbe {
+    /// TCP-AFC's SACK_OK flag: true while every loss episode so far in the current window
+    /// looked random (a single hole), false once a second hole made it congestion.
+    pub sack_ok: Option<bool>,
+    /// TCP-AFC's congestion distance Cd of the last fast recovery, segments.
+    pub congestion_distance: Option<f64>,
+    /// Veno's backlog estimate N = cwnd·(RTT − BaseRTT)/RTT, segments (`None` until a round
+    /// with enough RTT samples has been measured).
+    pub backlog_segments: Option<f64>,
 }
 
 /// What a controller is built from, once the handshake fixed the SMSS.
@@ -162,6 +206,113 @@ pub enum CongestionConfig {
     Reno,
     /// RFC 9438 CUBIC.
     Cubic(CubicConfig),
+    /// TCP Veno (spec D.5): Reno whose loss response and increase depend on the estimated
+    /// backlog in the bottleneck queue.
+    Veno(VenoConfig),
+    /// TCP-AFC (spec D.6): SACK Reno that delays the window reduction until a second loss
+    /// appears in the same window, then reduces by the congestion distance. Needs SACK;
+    /// without it, it is NewReno/Reno.
+    Afc(AfcConfig),
+}
+
+impl CongestionConfig {
+    /// The valid [`name`](Self::name)s, in the order listed in errors. Reno, NewReno and
+    /// SACK are one policy (`"reno"`): they differ in `TcpConfig::recovery` and `sack`.
+    pub fn names() -> &'static [&'static str] {
+        &["reno", "cubic", "veno", "afc"]
+    }
+
+    /// The policy's name (the [`CongestionController::name`] of what it builds).
+    pub fn name(&self) -> &'static str {
+        match self {
+            CongestionConfig::Reno => "reno",
+            CongestionConfig::Cubic(_) => "cubic",
+            CongestionConfig::Veno(_) => "veno",
+            CongestionConfig::Afc(_) => "afc",
+        }
+    }
+
+    /// The policy called `name` with default parameters.
+    pub fn from_name(name: &str) -> Result<Self, UnknownCongestion> {
+        match name {
+            "reno" => Ok(CongestionConfig::Reno),
+            "cubic" => Ok(CongestionConfig::Cubic(CubicConfig::default())),
+            "veno" => Ok(CongestionConfig::Veno(VenoConfig::default())),
+            "afc" => Ok(CongestionConfig::Afc(AfcConfig::default())),
+            _ => Err(UnknownCongestion {
+                name: name.to_owned(),
+            }),
+        }
+    }
+
+    /// Checks the parameters (a domain error is local misuse, reported before any run).
+    pub fn validate(&self) -> Result<(), CongestionConfigError> {
+        match self {
+            CongestionConfig::Reno | CongestionConfig::Afc(_) => Ok(()),
+            CongestionConfig::Cubic(c) => c.validate(),
+            CongestionConfig::Veno(v) => v.validate(),
+        }
+    }
+}
+
+impl FromStr for CongestionConfig {
+    type Err = UnknownCongestion;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::from_name(s)
+    }
+}
+
+/// A congestion-control name that is not one of [`CongestionConfig::names`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownCongestion {
+    /// The name asked for.
+    pub name: String,
+}
+
+impl fmt::Display for UnknownCongestion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown congestion control {:?}: expected one of {}",
+            self.name,
+            CongestionConfig::names().join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownCongestion {}
+
+/// A congestion-control parameter outside its domain.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CongestionConfigError {
+    /// CUBIC's `c` is not a finite number > 0.
+    CubicC,
+    /// CUBIC's `beta` is not in (0, 1).
+    CubicBeta,
+    /// Veno's `beta` (backlog threshold) is not a finite number of segments > 0.
+    VenoBeta,
+    /// Veno's `random_loss_factor` is not in (0, 1).
+    VenoRandomLossFactor,
+}
+
+impl fmt::Display for CongestionConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CongestionConfigError::CubicC => "cubic: c must be a finite number > 0",
+            CongestionConfigError::CubicBeta => "cubic: beta must be in (0, 1)",
+            CongestionConfigError::VenoBeta => "veno: beta must be a finite number of segments > 0",
+            CongestionConfigError::VenoRandomLossFactor => {
+                "veno: random_loss_factor must be in (0, 1)"
+            }
+        })
+    }
+}
+
+impl std::error::Error for CongestionConfigError {}
+
+/// `x` lies in the open interval (0, 1) (false for NaN).
+pub(crate) fn in_unit_open(x: f64) -> bool {
+    x > 0.0 && x < 1.0
 }
 
 impl ControllerFactory for CongestionConfig {
@@ -169,6 +320,8 @@ impl ControllerFactory for CongestionConfig {
         match self {
             CongestionConfig::Reno => Box::new(Reno::new(init)),
             CongestionConfig::Cubic(c) => Box::new(Cubic::new(c.clone(), init)),
+            CongestionConfig::Veno(c) => Box::new(Veno::new(c.clone(), init)),
+            CongestionConfig::Afc(c) => Box::new(Afc::new(c.clone(), init)),
         }
     }
 }
@@ -188,5 +341,78 @@ mod tests {
         assert_eq!(newreno_exit_window(10_000, 2_000, 1_000), 3_000);
         assert_eq!(newreno_exit_window(10_000, 20_000, 1_000), 10_000);
         assert_eq!(newreno_exit_window(10_000, 0, 1_000), 2_000);
+    }
+
+    #[test]
+    fn names_round_trip_and_unknown_lists_them() {
+        for &n in CongestionConfig::names() {
+            let c: CongestionConfig = n.parse().unwrap();
+            assert_eq!(c.name(), n);
+            let init = ControllerInit {
+                smss: 1000,
+                initial_window: 3000,
+                initial_ssthresh: u64::MAX,
+            };
+            assert_eq!(c.build(Instant::ZERO, &init).name(), n);
+            assert_eq!(c.validate(), Ok(()));
+        }
+        let e = "vegas".parse::<CongestionConfig>().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown congestion control \"vegas\": expected one of reno, cubic, veno, afc"
+        );
+    }
+
+    #[test]
+    fn out_of_domain_parameters_are_refused() {
+        let veno = |beta, f| {
+            CongestionConfig::Veno(VenoConfig {
+                beta,
+                random_loss_factor: f,
+            })
+            .validate()
+        };
+        assert_eq!(veno(3.0, 0.8), Ok(()));
+        for f in [0.0, 1.0, -0.5, 1.5, f64::NAN] {
+            assert_eq!(
+                veno(3.0, f),
+                Err(CongestionConfigError::VenoRandomLossFactor)
+            );
+        }
+        for b in [0.0, -1.0, f64::INFINITY, f64::NAN] {
+            assert_eq!(veno(b, 0.8), Err(CongestionConfigError::VenoBeta));
+        }
+        let cubic = |c, beta| {
+            CongestionConfig::Cubic(CubicConfig {
+                c,
+                beta,
+                ..CubicConfig::default()
+            })
+            .validate()
+        };
+        assert_eq!(cubic(0.0, 0.7), Err(CongestionConfigError::CubicC));
+        assert_eq!(cubic(0.4, 1.0), Err(CongestionConfigError::CubicBeta));
+    }
+
+    #[test]
+    fn next_hole_finds_gaps_above_a_point() {
+        let mut sb = SackScoreboard::new();
+        sb.on_sack(3000, 5000);
+        sb.on_sack(6000, 7000);
+        let v = LossView {
+            snd_una: 1000,
+            high_data: 9000,
+            recovery_point: None,
+            smss: 1000,
+            scoreboard: &sb,
+        };
+        assert_eq!(v.next_hole(0), Some((1000, 3000)));
+        assert_eq!(v.next_hole(2000), Some((2000, 3000)));
+        assert_eq!(v.next_hole(3000), Some((5000, 6000)));
+        assert_eq!(v.next_hole(6500), None, "nothing SACKed above 7000");
+        assert_eq!(
+            v.holes().collect::<Vec<_>>(),
+            vec![(1000, 3000), (5000, 6000)]
+        );
     }
 }

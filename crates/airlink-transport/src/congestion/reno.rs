@@ -24,6 +24,12 @@ impl Reno {
         }
     }
 
+    /// Sets both windows (for policies built on Reno that reduce on their own terms).
+    pub(crate) fn set_windows(&mut self, cwnd: u64, ssthresh: u64) {
+        self.cwnd = cwnd;
+        self.ssthresh = ssthresh;
+    }
+
     /// RFC 5681 eq. (4): max(FlightSize/2, 2·SMSS).
     fn half(&self, flight: u64) -> u64 {
         (flight / 2).max(2 * self.smss)

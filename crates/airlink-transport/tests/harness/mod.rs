@@ -8,9 +8,14 @@
 #![allow(dead_code)]
 
 use airlink_engine::{Duration, Instant, RngStream};
-use airlink_transport::{Role, Segment, TcpConfig, TcpEndpoint, TcpEvent};
+use airlink_transport::{
+    AckEvent, CongestionConfig, CongestionController, CongestionEvent, CongestionKind,
+    ControllerFactory, ControllerInit, ControllerProbe, LossView, RecoveryExit, Role, Segment,
+    TcpConfig, TcpEndpoint, TcpEvent,
+};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
+use std::sync::{Arc, Mutex};
 
 /// One direction of the path.
 #[derive(Clone, Debug)]
@@ -354,4 +359,114 @@ fn drain(ep: &mut TcpEndpoint, app: &mut AppView, now: Instant, record: bool) ->
         }
     }
     fin
+}
+
+/// One window change a controller made outside `on_ack` (a reduction, or a decision not to).
+#[derive(Clone, Debug)]
+pub struct WindowChange {
+    pub at: Instant,
+    /// "fast" (fast retransmit), "timeout" or "update" (SACK scoreboard change in recovery).
+    pub cause: &'static str,
+    pub cwnd_before: u64,
+    pub cwnd_after: u64,
+    pub ssthresh_after: u64,
+    /// Veno's backlog before the event.
+    pub backlog_before: Option<f64>,
+    pub probe_after: ControllerProbe,
+}
+
+/// Wraps a built-in controller and logs its reactions to losses.
+#[derive(Debug)]
+pub struct Logged {
+    inner: Box<dyn CongestionController>,
+    log: Arc<Mutex<Vec<WindowChange>>>,
+}
+
+impl Logged {
+    fn record(
+        &mut self,
+        now: Instant,
+        cause: &'static str,
+        f: impl FnOnce(&mut dyn CongestionController),
+    ) {
+        let cwnd_before = self.inner.window();
+        let backlog_before = self.inner.probe().backlog_segments;
+        f(&mut *self.inner);
+        let change = WindowChange {
+            at: now,
+            cause,
+            cwnd_before,
+            cwnd_after: self.inner.window(),
+            ssthresh_after: self.inner.ssthresh(),
+            backlog_before,
+            probe_after: self.inner.probe(),
+        };
+        if cause != "update" || change.cwnd_after != cwnd_before {
+            self.log.lock().unwrap().push(change);
+        }
+    }
+}
+
+impl CongestionController for Logged {
+    fn on_sent(&mut self, now: Instant, bytes: u64, in_flight: u64) {
+        self.inner.on_sent(now, bytes, in_flight);
+    }
+    fn on_ack(&mut self, now: Instant, ack: &AckEvent) {
+        self.inner.on_ack(now, ack);
+    }
+    fn on_congestion_event(&mut self, now: Instant, ev: &CongestionEvent<'_>) {
+        let cause = match ev.kind {
+            CongestionKind::FastRetransmit => "fast",
+            CongestionKind::Timeout { .. } => "timeout",
+        };
+        self.record(now, cause, |c| c.on_congestion_event(now, ev));
+    }
+    fn on_loss_update(&mut self, now: Instant, loss: &LossView<'_>) {
+        self.record(now, "update", |c| c.on_loss_update(now, loss));
+    }
+    fn on_recovery_exit(&mut self, now: Instant, exit: &RecoveryExit) {
+        self.inner.on_recovery_exit(now, exit);
+    }
+    fn window(&self) -> u64 {
+        self.inner.window()
+    }
+    fn ssthresh(&self) -> u64 {
+        self.inner.ssthresh()
+    }
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn probe(&self) -> ControllerProbe {
+        self.inner.probe()
+    }
+}
+
+/// Builds [`Logged`] controllers sharing one log.
+#[derive(Debug)]
+pub struct LoggedFactory {
+    pub cfg: CongestionConfig,
+    pub log: Arc<Mutex<Vec<WindowChange>>>,
+}
+
+impl ControllerFactory for LoggedFactory {
+    fn build(&self, now: Instant, init: &ControllerInit) -> Box<dyn CongestionController> {
+        Box::new(Logged {
+            inner: self.cfg.build(now, init),
+            log: self.log.clone(),
+        })
+    }
+}
+
+impl Pair {
+    /// Replaces the server (the sender of a download) by one whose controller logs its loss
+    /// reactions; returns the log.
+    pub fn log_server(&mut self, cfg: TcpConfig) -> Arc<Mutex<Vec<WindowChange>>> {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let factory = LoggedFactory {
+            cfg: cfg.congestion.clone(),
+            log: log.clone(),
+        };
+        self.server = TcpEndpoint::with_controller(cfg, Role::Server, Arc::new(factory));
+        log
+    }
 }
