@@ -13,7 +13,8 @@ import airlink
 from conftest import ADAPTIVE, SHORT, VALIDATION, partial_folders
 
 EXPECTED_COLUMNS = {
-    "flows": {"time_ns", "flow", "cwnd_bytes", "ssthresh_bytes", "inflight_bytes", "delivered_bytes", "srtt_us", "rto_us"},
+    "flows": {"time_ns", "flow", "cwnd_bytes", "ssthresh_bytes", "inflight_bytes", "delivered_bytes", "srtt_us", "rto_us",
+              "retransmissions", "sack_ok", "congestion_distance_segments", "backlog_segments"},
     "rtt": {"time_ns", "flow", "rtt_us"},
     "links": {"time_ns", "link", "queue_packets", "queue_bytes", "snr_db", "predicted_snr_db", "modulation_bits", "subband"},
     "events": {"time_ns", "kind", "link", "flow", "bytes", "bit_errors"},

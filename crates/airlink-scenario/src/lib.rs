@@ -292,6 +292,9 @@ impl FlowConfig {
                 return Err((p(&["veno", "random_loss_factor"]), format!("{f} is outside (0, 1)")));
             }
         }
+        if self.afc.is_some() && congestion != Congestion::Afc {
+            return only("afc", "congestion = \"afc\"");
+        }
         if let Some(d) = &self.dccp {
             if d.ack_ratio == Some(0) {
                 return Err((p(&["dccp", "ack_ratio"]), "expected at least 1".into()));

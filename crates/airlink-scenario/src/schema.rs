@@ -494,6 +494,9 @@ pub struct FlowConfig {
     /// Veno parameters (with `congestion = "veno"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub veno: Option<VenoParams>,
+    /// TCP-AFC parameters (with `congestion = "afc"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub afc: Option<AfcParams>,
     /// DCCP parameters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dccp: Option<DccpParams>,
@@ -554,6 +557,16 @@ pub struct VenoParams {
     /// Window factor after a loss judged random (backlog below β), in (0, 1). Default 0.8.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub random_loss_factor: Option<f64>,
+}
+
+/// TCP-AFC's knobs.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AfcParams {
+    /// Add the rate adjustment R_adj = Cd⁴/(2·cwnd³) to the halved window. Default true;
+    /// false gives plain delayed fast recovery.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_adjustment: Option<bool>,
 }
 
 /// DCCP knobs.

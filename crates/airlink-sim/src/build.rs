@@ -8,7 +8,7 @@ use airlink_engine::{EventQueue, Instant, RngStream};
 use airlink_link::{Link, Ofdm4gDownlink, Packet, Ofdm4gModulation, Ofdm4gParams, Pipe, PipeParams, QueueLimit, SlotAllocation};
 use airlink_phy::{Modulation, ModulationTable, OddKModel, SwitchingRule};
 use airlink_scenario as sc;
-use airlink_transport::{CongestionConfig, CubicConfig, Recovery, Role, TcpConfig, TcpEndpoint};
+use airlink_transport::{AfcConfig, CongestionConfig, CubicConfig, VenoConfig, Recovery, Role, TcpConfig, TcpEndpoint};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Mutex, OnceLock};
 use std::fmt;
@@ -228,10 +228,23 @@ pub fn tcp_config(f: &sc::FlowConfig) -> Result<TcpConfig, BuildError> {
         sc::Congestion::Reno => (CongestionConfig::Reno, Recovery::Reno),
         sc::Congestion::Newreno => (CongestionConfig::Reno, Recovery::NewReno),
         sc::Congestion::Cubic => (CongestionConfig::Cubic(cubic_config(f.cubic.as_ref())), Recovery::NewReno),
-        sc::Congestion::Veno | sc::Congestion::Afc => {
-            return Err(BuildError(format!("congestion {:?} is not built yet", f.congestion())))
+        sc::Congestion::Veno => {
+            let mut v = VenoConfig::default();
+            if let Some(p) = &f.veno {
+                v.beta = p.beta.unwrap_or(v.beta);
+                v.random_loss_factor = p.random_loss_factor.unwrap_or(v.random_loss_factor);
+            }
+            (CongestionConfig::Veno(v), Recovery::NewReno)
+        }
+        sc::Congestion::Afc => {
+            let mut a = AfcConfig::default();
+            if let Some(p) = &f.afc {
+                a.rate_adjustment = p.rate_adjustment.unwrap_or(a.rate_adjustment);
+            }
+            (CongestionConfig::Afc(a), Recovery::NewReno)
         }
     };
+    c.validate().map_err(|e| BuildError(format!("flow tcp parameters: {e}")))?;
     Ok(c)
 }
 

@@ -398,6 +398,11 @@ impl Simulation {
             r.delivered_bytes.push(fl.delivered);
             r.srtt_us.push(s.srtt().map_or(f64::NAN, |d| d.as_nanos() as f64 / 1e3));
             r.rto_us.push(s.rto().as_nanos() as f64 / 1e3);
+            r.retransmissions.push(s.stats().retransmitted_segments);
+            let probe = s.controller().probe();
+            r.sack_ok.push(probe.sack_ok.map_or(-1, i64::from));
+            r.congestion_distance_segments.push(probe.congestion_distance.unwrap_or(f64::NAN));
+            r.backlog_segments.push(probe.backlog_segments.unwrap_or(f64::NAN));
         }
         for slot in &mut self.links {
             let s = slot.link.sample(now);

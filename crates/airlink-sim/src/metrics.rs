@@ -41,6 +41,14 @@ pub struct FlowSeries {
     pub delivered_bytes: Vec<u64>,
     pub srtt_us: Vec<f64>,
     pub rto_us: Vec<f64>,
+    /// Segments retransmitted so far (the sender's view of its losses).
+    pub retransmissions: Vec<u64>,
+    /// TCP-AFC's SACK_OK flag: 1, 0, or -1 for controllers without one.
+    pub sack_ok: Vec<i64>,
+    /// TCP-AFC's congestion distance Cd of the last reduction (NaN if none).
+    pub congestion_distance_segments: Vec<f64>,
+    /// Veno's backlog estimate N (NaN for other controllers).
+    pub backlog_segments: Vec<f64>,
 }
 
 /// Every RTT sample a sender takes.
@@ -107,7 +115,7 @@ impl Recorder {
     /// Hands over everything buffered so far as named tables, and empties the buffers.
     pub fn drain(&mut self) -> Vec<(&'static str, Table)> {
         let f = &mut self.flows;
-        let flows = take_table!(f, time_ns: U64, flow: U64, cwnd_bytes: U64, ssthresh_bytes: U64, inflight_bytes: U64, delivered_bytes: U64, srtt_us: F64, rto_us: F64);
+        let flows = take_table!(f, time_ns: U64, flow: U64, cwnd_bytes: U64, ssthresh_bytes: U64, inflight_bytes: U64, delivered_bytes: U64, srtt_us: F64, rto_us: F64, retransmissions: U64, sack_ok: I64, congestion_distance_segments: F64, backlog_segments: F64);
         let r = &mut self.rtt;
         let rtt = take_table!(r, time_ns: U64, flow: U64, rtt_us: F64);
         let l = &mut self.links;
