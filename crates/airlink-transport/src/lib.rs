@@ -21,17 +21,25 @@
 //! - [`config`]: [`TcpConfig`] with documented defaults and presets;
 //! - [`congestion`]: the [`CongestionController`] trait, Reno (RFC 5681) and CUBIC (RFC 9438);
 //! - [`rtt`]: the RFC 6298 estimator;
-//! - [`endpoint`]: the state machine (rules and deviations at the top of the module).
+//! - [`endpoint`]: the state machine (rules and deviations at the top of the module);
+//! - [`udp`]: UDP media sources (CBR/VBR) and iperf 2 receiver accounting;
+//! - [`dccp`]: DCCP with CCID 2 and CCID 3 ([`DccpEndpoint`], same driver contract).
 
 pub mod config;
 pub mod congestion;
+pub mod dccp;
 pub mod endpoint;
 mod rangeset;
 mod recv;
 pub mod rtt;
 pub mod scoreboard;
 pub mod segment;
+pub mod udp;
 
+pub use dccp::{
+    Ccid, DccpApp, DccpConfig, DccpConfigError, DccpEndpoint, DccpEvent, DccpPacket, DccpState,
+    DccpStats, QueuePolicy,
+};
 pub use config::{initial_window_segments, ConfigError, Recovery, TcpConfig};
 pub use congestion::{
     AckEvent, CongestionConfig, CongestionController, CongestionEvent, CongestionKind,
@@ -42,3 +50,7 @@ pub use endpoint::{Role, TcpEndpoint, TcpEvent, TcpState, TcpStats};
 pub use rtt::RttEstimator;
 pub use scoreboard::SackScoreboard;
 pub use segment::{Flags, SackBlocks, Segment};
+pub use udp::{
+    IperfReceiver, IperfTotals, IntervalReport, MediaSource, RateCap, Traffic, UdpDatagram,
+    UdpReceiver, UdpSender, UdpSourceConfig,
+};
