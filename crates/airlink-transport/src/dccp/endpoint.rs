@@ -147,8 +147,10 @@ pub struct CcidState {
     /// CCID 3 receiver: current p and its X_recv, bit/s.
     pub rx_p: Option<f64>,
     pub rx_x_recv_bps: Option<f64>,
-    /// Sender: packets found lost (CCID 2) / loss events seen by our receiver half (CCID 3).
-    pub losses: u64,
+    /// CCID 2 sender: data packets found lost from Ack Vectors.
+    pub lost_packets: u64,
+    /// CCID 3 receiver: loss events detected.
+    pub loss_events: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -395,7 +397,7 @@ impl DccpEndpoint {
                 s.pipe = Some(c.pipe());
                 s.ack_ratio = Some(c.ack_ratio());
                 s.rtt = c.srtt();
-                s.losses = c.stats().lost_packets;
+                s.lost_packets = c.stats().lost_packets;
             }
             Some(Tx::Three(c)) => {
                 s.rate_bps = Some(c.rate() * 8.0);
@@ -408,7 +410,7 @@ impl DccpEndpoint {
         if let Some(Rx::Three(r)) = &self.rx {
             s.rx_p = Some(r.p());
             s.rx_x_recv_bps = Some(r.x_recv() * 8.0);
-            s.losses = r.stats().loss_events;
+            s.loss_events = r.stats().loss_events;
         }
         s
     }
