@@ -36,21 +36,21 @@ pub mod scoreboard;
 pub mod segment;
 pub mod udp;
 
-pub use dccp::{
-    Ccid, DccpApp, DccpConfig, DccpConfigError, DccpEndpoint, DccpEvent, DccpPacket, DccpState,
-    DccpStats, QueuePolicy,
-};
 pub use config::{initial_window_segments, ConfigError, Recovery, TcpConfig};
 pub use congestion::{
     AckEvent, CongestionConfig, CongestionController, CongestionEvent, CongestionKind,
     ControllerFactory, ControllerInit, Cubic, CubicConfig, LossView, RecoveryExit, RecoveryKind,
     Reno,
 };
+pub use dccp::{
+    Ccid, DccpApp, DccpConfig, DccpConfigError, DccpEndpoint, DccpEvent, DccpPacket, DccpState,
+    DccpStats, QueuePolicy,
+};
 pub use endpoint::{Role, TcpEndpoint, TcpEvent, TcpState, TcpStats};
 pub use rtt::RttEstimator;
 pub use scoreboard::SackScoreboard;
 pub use segment::{Flags, SackBlocks, Segment};
 pub use udp::{
-    IperfReceiver, IperfTotals, IntervalReport, MediaSource, RateCap, Traffic, UdpDatagram,
+    IntervalReport, IperfReceiver, IperfTotals, MediaSource, RateCap, Traffic, UdpDatagram,
     UdpReceiver, UdpSender, UdpSourceConfig,
 };

@@ -7,7 +7,7 @@
 //!   writes them into the payload.
 //! - [`IperfReceiver`] (alias [`UdpReceiver`]): iperf 2's jitter, loss and reordering counters
 //!   (spec `models.md` D.8), per-interval reports and totals. DCCP receivers reuse it for the
-//!   same accounting of DCCP iperf flows ([S3]).
+//!   same accounting of DCCP iperf flows (\[S3\]).
 //!
 //! # Driver contract
 //! Sender: at `poll_timeout()` call `poll_transmit(now)` until `None` (every datagram due at or
@@ -67,7 +67,7 @@ pub enum Traffic {
     },
 }
 
-/// A sender-side rate limit (e.g. the CPU of a handheld, [S3] §4): datagrams due faster than
+/// A sender-side rate limit (e.g. the CPU of a handheld, \[S3\] §4): datagrams due faster than
 /// this leave at this rate instead, behind schedule.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub enum RateCap {
@@ -220,9 +220,7 @@ impl MediaSource {
                 let bits = k.saturating_mul(8 * *payload as u64);
                 self.cfg.start + Duration::for_bits(bits, *rate_bps)
             }
-            Traffic::Vbr { fps, .. } => {
-                self.cfg.start + Duration::from_secs_f64(k as f64 / *fps)
-            }
+            Traffic::Vbr { fps, .. } => self.cfg.start + Duration::from_secs_f64(k as f64 / *fps),
         }
     }
 
@@ -477,8 +475,7 @@ impl IperfReceiver {
         let Some(iv) = self.interval else { return };
         if self.received == 0 {
             // Align the first interval with the first arrival's slot.
-            self.cur_start =
-                Instant::from_nanos(now.as_nanos() / iv.as_nanos() * iv.as_nanos());
+            self.cur_start = Instant::from_nanos(now.as_nanos() / iv.as_nanos() * iv.as_nanos());
             return;
         }
         while self.cur_start + iv <= now {
@@ -558,10 +555,23 @@ mod tests {
     fn jitter_vector() {
         let mut r = IperfReceiver::new(None);
         let expect = [0.0, 0.3125, 0.54297, 1.07153, 1.62956];
-        for (i, (transit, j)) in [100, 105, 101, 110, 100].into_iter().zip(expect).enumerate() {
+        for (i, (transit, j)) in [100, 105, 101, 110, 100]
+            .into_iter()
+            .zip(expect)
+            .enumerate()
+        {
             let sent = ms(1000 * i as u64);
-            r.record(sent + Duration::from_millis(transit), i as u64 + 1, sent, 100);
-            assert!((r.jitter_ms() - j).abs() < 5e-6, "{i}: {} vs {j}", r.jitter_ms());
+            r.record(
+                sent + Duration::from_millis(transit),
+                i as u64 + 1,
+                sent,
+                100,
+            );
+            assert!(
+                (r.jitter_ms() - j).abs() < 5e-6,
+                "{i}: {} vs {j}",
+                r.jitter_ms()
+            );
         }
     }
 
@@ -621,7 +631,11 @@ mod tests {
         let sizes: Vec<u32> = got.iter().map(|g| g.1).collect();
         assert_eq!(sizes, [1400, 1400, 200, 500, 1400, 1400, 200]);
         let times: Vec<u64> = got.iter().map(|g| g.0.as_nanos() / 1_000_000).collect();
-        assert_eq!(times, [0, 0, 0, 80, 120, 120, 120], "the empty frame at 40 ms is skipped");
+        assert_eq!(
+            times,
+            [0, 0, 0, 80, 120, 120, 120],
+            "the empty frame at 40 ms is skipped"
+        );
     }
 
     #[test]
@@ -653,10 +667,19 @@ mod tests {
     #[test]
     fn invalid_sources_are_refused() {
         let bad = [
-            (UdpSourceConfig::cbr(0, 1000), SourceConfigError::ZeroPayload),
+            (
+                UdpSourceConfig::cbr(0, 1000),
+                SourceConfigError::ZeroPayload,
+            ),
             (UdpSourceConfig::cbr(10, 0), SourceConfigError::BadRate),
-            (UdpSourceConfig::vbr(vec![], 25.0, 1400), SourceConfigError::EmptyTrace),
-            (UdpSourceConfig::vbr(vec![10], -1.0, 1400), SourceConfigError::BadRate),
+            (
+                UdpSourceConfig::vbr(vec![], 25.0, 1400),
+                SourceConfigError::EmptyTrace,
+            ),
+            (
+                UdpSourceConfig::vbr(vec![10], -1.0, 1400),
+                SourceConfigError::BadRate,
+            ),
             (
                 UdpSourceConfig {
                     cap: Some(RateCap::PacketsPerSec(-3.0)),
@@ -696,7 +719,10 @@ mod tests {
         assert_eq!(reps.len(), 4, "[0,1) [1,2) [2,3) and one quiet interval");
         assert_eq!(reps[0].start, Instant::ZERO);
         assert_eq!((reps[0].received, reps[0].bytes), (5, 5000));
-        assert_eq!((reps[1].received, reps[1].lost, reps[1].datagrams), (9, 1, 10));
+        assert_eq!(
+            (reps[1].received, reps[1].lost, reps[1].datagrams),
+            (9, 1, 10)
+        );
         assert_eq!(reps[1].throughput_bps, 72_000.0);
         assert_eq!(reps[2].received, 5);
         assert_eq!(reps[3].received, 0);

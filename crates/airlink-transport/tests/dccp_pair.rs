@@ -4,8 +4,8 @@ mod dgram_harness;
 mod harness;
 
 use airlink_engine::{Duration, Instant};
-use airlink_transport::dccp::{tfrc, Ccid, DccpApp, DccpConfig};
 use airlink_transport::dccp::PacketType;
+use airlink_transport::dccp::{tfrc, Ccid, DccpApp, DccpConfig};
 use dgram_harness::{DccpPair, PipeConfig};
 
 fn ms(x: u64) -> Duration {
@@ -59,7 +59,14 @@ fn ccid3_steady_rate_follows_the_tfrc_equation() {
         if p.now >= next {
             next += Duration::from_secs(1);
             ps.push(p.server.ccid3_receiver().unwrap().p());
-            rs.push(p.client.ccid3_sender().unwrap().rtt().unwrap().as_secs_f64());
+            rs.push(
+                p.client
+                    .ccid3_sender()
+                    .unwrap()
+                    .rtt()
+                    .unwrap()
+                    .as_secs_f64(),
+            );
         }
     });
     let n = ps.len() as f64;
@@ -91,7 +98,10 @@ fn ccid2_fills_a_lossless_path_and_halves_on_queue_loss() {
     println!("CCID-2 utilisation {util:.3}, {:?}", p.client.ccid_state());
     assert!(util > 0.9, "utilisation {util}");
     let st = p.client.ccid2_sender().unwrap().stats().clone();
-    assert_eq!(st.lost_packets, p.up.lost_queue, "every queue drop found from Ack Vectors");
+    assert_eq!(
+        st.lost_packets, p.up.lost_queue,
+        "every queue drop found from Ack Vectors"
+    );
     assert!(st.congestion_events >= 1 && st.congestion_events < st.lost_packets);
     assert_eq!(p.server.stats().data_lost, p.up.lost_queue);
     // The server trims its Ack Vector state on Ack-of-Ack: Acks stay small.
@@ -131,7 +141,12 @@ fn tcp_goodput(loss: f64, seed: u64) -> f64 {
     p.download(1 << 40);
     p.run(secs(60), u64::MAX);
     let d = &p.client_app.deliveries;
-    let at = |t: Instant| d.iter().take_while(|(x, _)| *x < t).last().map_or(0, |x| x.1);
+    let at = |t: Instant| {
+        d.iter()
+            .take_while(|(x, _)| *x < t)
+            .last()
+            .map_or(0, |x| x.1)
+    };
     (at(secs(60)) - at(secs(10))) as f64 * 8.0 / 50.0
 }
 
@@ -141,7 +156,11 @@ fn ccid2_throughput_falls_with_loss_like_tcp() {
     for loss in [0.0, 0.005, 0.02, 0.05] {
         let d = ccid2_goodput(loss, 3);
         let t = tcp_goodput(loss, 3);
-        println!("loss {loss}: CCID-2 {:.0} kbit/s, TCP SACK {:.0} kbit/s", d / 1e3, t / 1e3);
+        println!(
+            "loss {loss}: CCID-2 {:.0} kbit/s, TCP SACK {:.0} kbit/s",
+            d / 1e3,
+            t / 1e3
+        );
         assert!(d < last, "goodput must fall with loss");
         last = d;
         // Same AIMD in packets: within a factor of two of TCP (DCCP has no retransmissions

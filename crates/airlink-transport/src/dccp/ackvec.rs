@@ -217,13 +217,23 @@ mod tests {
         // Ack 10; 10..8 received, 7..6 lost, 5 received.
         use AckState::*;
         let (v, n) = encode(
-            [Received, Received, Received, NotReceived, NotReceived, Received],
+            [
+                Received,
+                Received,
+                Received,
+                NotReceived,
+                NotReceived,
+                Received,
+            ],
             253,
         );
         assert_eq!(v, [0x02, 0xc1, 0x00]);
         assert_eq!(n, 6);
         let runs = decode(10, &v).unwrap();
-        assert_eq!(runs.iter().map(|r| (r.high, r.len)).collect::<Vec<_>>(), [(10, 3), (7, 2), (5, 1)]);
+        assert_eq!(
+            runs.iter().map(|r| (r.high, r.len)).collect::<Vec<_>>(),
+            [(10, 3), (7, 2), (5, 1)]
+        );
         assert_eq!(decode(10, &[0x80]), Err(AckVectorError::ReservedState));
         assert_eq!(decode(2, &[0x03]), Err(AckVectorError::BelowZero));
         // Runs longer than 64 split.

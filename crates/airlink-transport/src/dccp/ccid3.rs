@@ -183,12 +183,22 @@ impl Ccid3Sender {
         let two_ipi = 2.0 * self.s / self.x;
         match self.r {
             Some(r) => Duration::from_secs_f64((4.0 * r).max(two_ipi)),
-            None => self.cfg.initial_nofeedback.max(Duration::from_secs_f64(two_ipi)),
+            None => self
+                .cfg
+                .initial_nofeedback
+                .max(Duration::from_secs_f64(two_ipi)),
         }
     }
 
     /// Feedback arrived: Ack Number `ackno`, receive rate, loss event rate, elapsed time.
-    pub fn on_feedback(&mut self, now: Instant, ackno: u64, x_recv: f64, p: f64, elapsed: Duration) {
+    pub fn on_feedback(
+        &mut self,
+        now: Instant,
+        ackno: u64,
+        x_recv: f64,
+        p: f64,
+        elapsed: Duration,
+    ) {
         let sent = self
             .hist
             .iter()
@@ -196,20 +206,33 @@ impl Ccid3Sender {
             .find(|&&(s, _)| s == ackno)
             .map(|&(_, at)| at);
         if let Some(at) = sent {
-            let sample = now.saturating_since(at).saturating_sub(elapsed).as_secs_f64();
+            let sample = now
+                .saturating_since(at)
+                .saturating_sub(elapsed)
+                .as_secs_f64();
             let sample = sample.max(1e-6);
             self.r = Some(self.r.map_or(sample, |r| 0.9 * r + 0.1 * sample));
             self.hist.retain(|&(s, _)| s > ackno);
         }
         let Some(r) = self.r else { return };
         self.stats.feedbacks += 1;
-        self.x_recv = if x_recv.is_finite() { x_recv.max(0.0) } else { 0.0 };
-        self.p = if p.is_finite() { p.clamp(0.0, 1.0) } else { 0.0 };
+        self.x_recv = if x_recv.is_finite() {
+            x_recv.max(0.0)
+        } else {
+            0.0
+        };
+        self.p = if p.is_finite() {
+            p.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
         if self.p > 0.0 {
             self.x_calc = tfrc::throughput(self.s, r, self.p);
             self.x = self.x_calc.min(2.0 * self.x_recv).max(self.min_rate());
         } else if !self.had_feedback || now.saturating_since(self.t_ld).as_secs_f64() >= r {
-            self.x = (2.0 * self.x).min(2.0 * self.x_recv).max(self.initial_rate());
+            self.x = (2.0 * self.x)
+                .min(2.0 * self.x_recv)
+                .max(self.initial_rate());
             self.t_ld = now;
         }
         self.had_feedback = true;
@@ -484,7 +507,10 @@ mod tests {
         assert_eq!(tx.next_send(), ms(1000), "1 packet/s before feedback");
         assert_eq!(tx.poll_timeout(), Some(ms(2000)));
         tx.on_feedback(ms(100), 1, 0.0, 0.0, Duration::ZERO);
-        assert!((tx.rate() - 4000.0 / 0.1).abs() < 1e-6, "W_init/R = 4000 B / 100 ms");
+        assert!(
+            (tx.rate() - 4000.0 / 0.1).abs() < 1e-6,
+            "W_init/R = 4000 B / 100 ms"
+        );
         assert_eq!(tx.poll_timeout(), Some(ms(500)), "max(4R, 2s/X)");
         tx.on_sent(ms(150), 2, 1000);
         tx.on_feedback(ms(250), 2, 30_000.0, 0.0, Duration::ZERO);
@@ -516,7 +542,10 @@ mod tests {
         assert_eq!(rx.stats().lost_packets, 0, "only 2 later packets");
         rx.on_data(ms(50), 15, 0, 100, 0);
         assert_eq!((rx.stats().lost_packets, rx.stats().loss_events), (1, 1));
-        assert!(rx.poll_feedback(ms(50)).is_some(), "at once on a new loss event");
+        assert!(
+            rx.poll_feedback(ms(50)).is_some(),
+            "at once on a new loss event"
+        );
         assert!(rx.p() > 0.0);
         // NDP count: 17 and 18 were non-data, so the gap is no loss.
         for seq in [16, 19, 20, 21, 22] {

@@ -427,8 +427,7 @@ impl DccpEndpoint {
     }
 
     fn has_data(&self) -> bool {
-        !self.queue.is_empty()
-            || (!self.closing && matches!(self.cfg.app, DccpApp::Greedy { .. }))
+        !self.queue.is_empty() || (!self.closing && matches!(self.cfg.app, DccpApp::Greedy { .. }))
     }
 
     fn may_send_data(&self) -> bool {
@@ -746,7 +745,10 @@ impl DccpEndpoint {
                 return Some(self.emit(p));
             }
         }
-        if self.closing && !self.close_sent && self.queue.is_empty() && self.state == DccpState::Open
+        if self.closing
+            && !self.close_sent
+            && self.queue.is_empty()
+            && self.state == DccpState::Open
         {
             let p = self.control(PacketType::Close);
             self.ctl_timer = Some((now + self.cfg.request_timeout, self.cfg.request_timeout));

@@ -55,7 +55,12 @@ impl Ccid {
     pub const NAMES: [&'static str; 6] = ["2", "ccid2", "tcp-like", "3", "ccid3", "tfrc"];
 
     pub fn from_name(name: &str) -> Result<Ccid, UnknownCcid> {
-        match name.trim().to_ascii_lowercase().replace(['-', '_'], "").as_str() {
+        match name
+            .trim()
+            .to_ascii_lowercase()
+            .replace(['-', '_'], "")
+            .as_str()
+        {
             "2" | "ccid2" | "tcplike" => Ok(Ccid::TcpLike),
             "3" | "ccid3" | "tfrc" => Ok(Ccid::Tfrc),
             _ => Err(UnknownCcid(name.to_string())),
@@ -202,8 +207,7 @@ impl DccpConfig {
         {
             return Err(DccpConfigError::ZeroTimeout);
         }
-        if c2.ack_ratio == AckRatioMode::Fixed(0) || c2.dupthresh == 0 || c2.rto_min > c2.rto_max
-        {
+        if c2.ack_ratio == AckRatioMode::Fixed(0) || c2.dupthresh == 0 || c2.rto_min > c2.rto_max {
             return Err(DccpConfigError::Ccid2);
         }
         if let DccpApp::Source(s) = &self.app {
@@ -219,7 +223,11 @@ mod tests {
 
     #[test]
     fn ccid_names() {
-        for (n, c) in [("2", Ccid::TcpLike), ("CCID3", Ccid::Tfrc), ("tcp-like", Ccid::TcpLike)] {
+        for (n, c) in [
+            ("2", Ccid::TcpLike),
+            ("CCID3", Ccid::Tfrc),
+            ("tcp-like", Ccid::TcpLike),
+        ] {
             assert_eq!(Ccid::from_name(n), Ok(c));
         }
         let e = Ccid::from_name("ccid4").unwrap_err();
