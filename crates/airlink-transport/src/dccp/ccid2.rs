@@ -367,4 +367,22 @@ mod tests {
         assert_eq!(c.take_ack_ratio_change(), Some(1));
         assert_eq!(c.take_ack_ratio_change(), None);
     }
+
+    #[test]
+    fn adaptive_ack_ratio_doubles_on_ack_loss_within_half_cwnd() {
+        let cfg = Ccid2Config {
+            ack_ratio: AckRatioMode::Adaptive,
+            ..Default::default()
+        };
+        let mut c = Ccid2Sender::new(cfg, 1424);
+        for seq in 1..=3 {
+            c.on_sent(Instant::ZERO, seq);
+        }
+        c.on_ack(Instant::from_millis(50), 10, &[run(3, 3)]);
+        assert_eq!((c.cwnd(), c.ack_ratio()), (6, 2));
+        c.on_ack(Instant::from_millis(60), 12, &[]); // peer packet 11 (an Ack) is missing
+        assert_eq!(c.stats().ack_losses, 1);
+        assert_eq!(c.ack_ratio(), 3, "2·2 clamped to ⌈6/2⌉");
+        assert_eq!(c.take_ack_ratio_change(), Some(3));
+    }
 }
