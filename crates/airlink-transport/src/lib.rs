@@ -22,16 +22,20 @@
 //! - [`congestion`]: the [`CongestionController`] trait, Reno (RFC 5681), CUBIC (RFC 9438),
 //!   Veno (Fu & Liew 2003) and TCP-AFC (Kothari et al.);
 //! - [`rtt`]: the RFC 6298 estimator;
-//! - [`endpoint`]: the state machine (rules and deviations at the top of the module).
+//! - [`endpoint`]: the state machine (rules and deviations at the top of the module);
+//! - [`udp`]: UDP media sources (CBR/VBR) and iperf 2 receiver accounting;
+//! - [`dccp`]: DCCP with CCID 2 and CCID 3 ([`DccpEndpoint`], same driver contract).
 
 pub mod config;
 pub mod congestion;
+pub mod dccp;
 pub mod endpoint;
 mod rangeset;
 mod recv;
 pub mod rtt;
 pub mod scoreboard;
 pub mod segment;
+pub mod udp;
 
 pub use config::{initial_window_segments, ConfigError, Recovery, TcpConfig};
 pub use congestion::{
@@ -39,7 +43,15 @@ pub use congestion::{
     CongestionEvent, CongestionKind, ControllerFactory, ControllerInit, ControllerProbe, Cubic,
     CubicConfig, LossView, RecoveryExit, RecoveryKind, Reno, UnknownCongestion, Veno, VenoConfig,
 };
+pub use dccp::{
+    Ccid, DccpApp, DccpConfig, DccpConfigError, DccpEndpoint, DccpEvent, DccpPacket, DccpState,
+    DccpStats, QueuePolicy,
+};
 pub use endpoint::{Role, TcpEndpoint, TcpEvent, TcpState, TcpStats};
 pub use rtt::RttEstimator;
 pub use scoreboard::SackScoreboard;
 pub use segment::{Flags, SackBlocks, Segment};
+pub use udp::{
+    IntervalReport, IperfReceiver, IperfTotals, MediaSource, RateCap, Traffic, UdpDatagram,
+    UdpReceiver, UdpSender, UdpSourceConfig,
+};
