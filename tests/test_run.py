@@ -14,7 +14,8 @@ from conftest import ADAPTIVE, SHORT, VALIDATION, partial_folders
 
 EXPECTED_COLUMNS = {
     "flows": {"time_ns", "flow", "cwnd_bytes", "ssthresh_bytes", "inflight_bytes", "delivered_bytes", "srtt_us", "rto_us",
-              "retransmissions", "sack_ok", "congestion_distance_segments", "backlog_segments"},
+              "rate_bps", "loss_event_rate", "losses", "sack_ok", "congestion_distance_segments", "backlog_segments"},
+    "intervals": {"time_ns", "flow", "interval_s", "bytes", "throughput_bps", "received", "lost", "out_of_order", "jitter_ms"},
     "rtt": {"time_ns", "flow", "rtt_us"},
     "links": {"time_ns", "link", "queue_packets", "queue_bytes", "snr_db", "predicted_snr_db", "modulation_bits", "subband"},
     "events": {"time_ns", "kind", "link", "flow", "bytes", "bit_errors"},
@@ -26,7 +27,7 @@ def test_run_writes_a_complete_results_folder(airlink_cli, tmp_path: Path) -> No
     result = airlink_cli("run", ADAPTIVE, "--seed", "4", *SHORT, "--out", out)
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["manifest.json", "summary.json", "flows.parquet", "rtt.parquet", "links.parquet", "events.parquet"]
+        ["manifest.json", "summary.json", "flows.parquet", "intervals.parquet", "rtt.parquet", "links.parquet", "events.parquet"]
     )
     for table, columns in EXPECTED_COLUMNS.items():
         frame = pd.read_parquet(out / f"{table}.parquet")
@@ -135,3 +136,21 @@ def test_check_prints_the_resolved_scenario(airlink_cli) -> None:
 def test_version(airlink_cli) -> None:
     result = airlink_cli("--version")
     assert result.exit_code == 0 and result.stdout.strip() == f"airlink {airlink.__version__}"
+
+
+def test_every_protocol_runs_side_by_side(tmp_path: Path) -> None:
+    """TCP, DCCP CCID-3 (VBR), DCCP CCID-2 and UDP CBR share a bottleneck; UDP and DCCP report iperf's counters."""
+    result = airlink.run(Path(__file__).parent.parent / "scenarios" / "transport" / "mixed.toml", out=tmp_path / "m",
+                         overrides=["stop=40 s"])
+    flows = result.summary["flows"]
+    assert [(f["protocol"], f["congestion"]) for f in flows] == [("tcp", "cubic"), ("dccp", "ccid3"), ("dccp", "ccid2"), ("udp", "none")]
+    assert flows[0]["iperf"] is None
+    for f in flows[1:]:
+        iperf = f["iperf"]
+        assert iperf["received"] + iperf["lost"] == iperf["datagrams"] > 0
+        assert f["retransmissions"] == 0
+    # The 1 Mbit/s CBR stream gets through almost whole.
+    assert 0.9e6 < flows[3]["goodput_bps"] < 1.01e6
+    intervals = result.intervals
+    assert set(intervals["flow"]) == {1, 2, 3}
+    assert result.flows.query("flow == 1")["rate_bps"].dropna().gt(0).any()

@@ -4,7 +4,8 @@ Layout::
 
     manifest.json    resolved scenario (TOML text), seed, overrides, versions, command, completed
     summary.json     the core's summary, byte for byte (equal for equal seeds)
-    flows.parquet    per-flow samples (time_ns, cwnd_bytes, srtt_us, ...)
+    flows.parquet    per-flow samples (time_ns, cwnd_bytes, rate_bps, srtt_us, losses, ...)
+    intervals.parquet  iperf's interval reports of UDP and DCCP flows (throughput_bps, lost, jitter_ms)
     rtt.parquet      every RTT sample (time_ns, flow, rtt_us)
     links.parquet    per-link samples (queue_packets, snr_db, modulation_bits, ...)
     events.parquet   drops and other events (kind, link, flow, bytes, bit_errors)
@@ -29,7 +30,7 @@ import pyarrow.parquet as pq
 if TYPE_CHECKING:
     import pandas as pd  # imported on first use: it takes a while and `airlink check` needs none of it
 
-TABLES = ("flows", "rtt", "links", "events")
+TABLES = ("flows", "intervals", "rtt", "links", "events")
 MANIFEST = "manifest.json"
 SUMMARY = "summary.json"
 
@@ -39,16 +40,24 @@ SUMMARY = "summary.json"
 COLUMN_TYPES: dict[str, pa.DataType] = {
     "time_ns": pa.uint64(),
     "flow": pa.uint64(),
-    "cwnd_bytes": pa.uint64(),
-    "ssthresh_bytes": pa.uint64(),
-    "inflight_bytes": pa.uint64(),
     "delivered_bytes": pa.uint64(),
+    "cwnd_bytes": pa.float64(),
+    "ssthresh_bytes": pa.float64(),
+    "inflight_bytes": pa.float64(),
+    "rate_bps": pa.float64(),
+    "loss_event_rate": pa.float64(),
     "srtt_us": pa.float64(),
     "rto_us": pa.float64(),
-    "retransmissions": pa.uint64(),
+    "losses": pa.uint64(),
     "sack_ok": pa.int64(),
     "congestion_distance_segments": pa.float64(),
     "backlog_segments": pa.float64(),
+    "interval_s": pa.float64(),
+    "throughput_bps": pa.float64(),
+    "received": pa.uint64(),
+    "lost": pa.uint64(),
+    "out_of_order": pa.uint64(),
+    "jitter_ms": pa.float64(),
     "rtt_us": pa.float64(),
     "link": pa.string(),
     "queue_packets": pa.uint64(),
@@ -188,7 +197,7 @@ class RunResult:
         return bool(self.summary["completed"])
 
     def table(self, name: str) -> pd.DataFrame:
-        """One of ``flows``, ``rtt``, ``links``, ``events`` as a DataFrame."""
+        """One of ``flows``, ``intervals``, ``rtt``, ``links``, ``events`` as a DataFrame."""
         import pandas as pd
 
         if name not in TABLES:
@@ -202,6 +211,11 @@ class RunResult:
     def flows(self) -> pd.DataFrame:
         """Per-flow samples every ``sample_interval``: cwnd_bytes, srtt_us, delivered_bytes, ..."""
         return self.table("flows")
+
+    @cached_property
+    def intervals(self) -> pd.DataFrame:
+        """iperf's interval reports of UDP and DCCP flows: throughput_bps, lost, out_of_order, jitter_ms."""
+        return self.table("intervals")
 
     @cached_property
     def rtt(self) -> pd.DataFrame:

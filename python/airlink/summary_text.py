@@ -39,6 +39,13 @@ def format_summary(summary: Mapping[str, Any]) -> str:
         )
         if f["checksum_drops"]:
             line += f", checksum drops {f['checksum_drops']}"
+        if f.get("iperf"):
+            i = f["iperf"]
+            line = (
+                f"  flow {f['id']} {f['protocol']}/{f['congestion']}: {f['bytes_delivered']:,} B, goodput {_kbps(f['goodput_bps'])}; "
+                f"iperf: {i['received']:,} of {i['datagrams']:,} datagrams, lost {i['lost']:,} ({i['loss_pct']:.2f} %), "
+                f"out of order {i['out_of_order']:,}, jitter {i['jitter_ms']:.3f} ms"
+            )
         lines.append(line)
     for link in summary["links"]:
         line = f"  link {link['name']} ({link['model']}): {link['packets_out']:,} packets out"

@@ -234,8 +234,8 @@ impl FlowConfig {
             _ => {}
         }
         let media = matches!(app, App::Cbr | App::Vbr);
-        if self.bytes.is_some() && media {
-            return only("bytes", "bulk and file applications");
+        if self.bytes.is_some() && (media || self.protocol != Protocol::Tcp) {
+            return only("bytes", "tcp bulk and file applications");
         }
         if self.rate.is_some() && app != App::Cbr {
             return only("rate", "cbr sources");

@@ -458,7 +458,7 @@ pub struct FlowConfig {
     /// Default bulk for TCP and DCCP, cbr for UDP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app: Option<App>,
-    /// Data the application transfers (bulk, file). Absent for bulk: until `stop`.
+    /// Data the application transfers (TCP bulk, file). Absent for bulk: until the stop time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<DataSize>,
     /// When the client opens the connection (or the source starts). Default 0 s.
@@ -470,7 +470,8 @@ pub struct FlowConfig {
     /// CBR: the sending rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
-    /// CBR, and DCCP bulk: the payload of each datagram. Default 1470 B (iperf's).
+    /// Payload of each datagram (UDP, DCCP; the largest piece of a VBR frame). Default
+    /// 1470 B (iperf's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packet_size: Option<DataSize>,
     /// VBR: the payload of successive frames, repeated.
@@ -576,7 +577,8 @@ pub struct DccpParams {
     /// CCID-2 Ack Ratio. Default 2.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ack_ratio: Option<u32>,
-    /// Packets the sender's queue holds while the CCID does not allow sending. Default 64.
+    /// Packets the sender's queue holds while the CCID does not allow sending; the
+    /// application then waits (a blocking socket). Default 5 (Linux `tx_qlen`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send_queue: Option<u32>,
 }

@@ -2,12 +2,15 @@
 //! random stream, derived from the run seed and the component's stable name.
 
 use crate::metrics::Recorder;
+use crate::flow::Ends;
 use crate::{Event, FlowState, LinkId, LinkSlot, SimPacket, Simulation, RANK_SAMPLE, RANK_START};
 use airlink_channel::{OfdmChannel, OfdmChannelConfig, PredictionModel, Shadowing, TapProfile};
 use airlink_engine::{EventQueue, Instant, RngStream};
 use airlink_link::{Link, Ofdm4gDownlink, Packet, Ofdm4gModulation, Ofdm4gParams, Pipe, PipeParams, QueueLimit, SlotAllocation};
 use airlink_phy::{Modulation, ModulationTable, OddKModel, SwitchingRule};
 use airlink_scenario as sc;
+use airlink_transport::dccp::{AckRatioMode, Ccid, DccpApp, DccpConfig, DccpEndpoint};
+use airlink_transport::udp::{IperfReceiver, RateCap, Traffic, UdpSender, UdpSourceConfig};
 use airlink_transport::{AfcConfig, CongestionConfig, CubicConfig, VenoConfig, Recovery, Role, TcpConfig, TcpEndpoint};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Mutex, OnceLock};
@@ -259,6 +262,80 @@ fn cubic_config(p: Option<&sc::CubicParams>) -> CubicConfig {
     c
 }
 
+fn protocol_name(p: sc::Protocol) -> &'static str {
+    match p {
+        sc::Protocol::Tcp => "tcp",
+        sc::Protocol::Udp => "udp",
+        sc::Protocol::Dccp => "dccp",
+    }
+}
+
+/// iperf's default UDP payload.
+const DEFAULT_DATAGRAM: u32 = 1470;
+
+/// The media source of a UDP or DCCP flow (cbr, vbr).
+fn media_source(f: &sc::FlowConfig, max_payload: u32) -> Option<UdpSourceConfig> {
+    let traffic = match f.app() {
+        sc::App::Cbr => Traffic::Cbr { payload: max_payload, rate_bps: f.rate?.0 },
+        sc::App::Vbr => Traffic::Vbr {
+            frames: f.frame_sizes.as_ref()?.iter().map(|b| b.0.min(u32::MAX as u64) as u32).collect(),
+            fps: f.frame_rate?,
+            max_payload,
+        },
+        sc::App::Bulk | sc::App::File => return None,
+    };
+    Some(UdpSourceConfig {
+        traffic,
+        start: Instant::ZERO + f.start.0,
+        stop: f.stop.map(|t| Instant::ZERO + t.0),
+        cap: f.rate_cap.map(|r| RateCap::BitsPerSec(r.0)),
+    })
+}
+
+/// A flow's two endpoints.
+fn endpoints(f: &sc::FlowConfig, i: usize) -> Result<Ends, BuildError> {
+    let err = |e: &dyn fmt::Display| BuildError(format!("flow {i}: {e}"));
+    let interval = Some(f.report_interval.0).filter(|d| !d.is_zero());
+    let payload = f.packet_size.map_or(DEFAULT_DATAGRAM, |b| b.0 as u32);
+    Ok(match f.protocol {
+        sc::Protocol::Tcp => {
+            let cfg = tcp_config(f)?;
+            Ends::Tcp { client: TcpEndpoint::new(cfg.clone(), Role::Client), server: TcpEndpoint::new(cfg, Role::Server) }
+        }
+        sc::Protocol::Udp => {
+            let source = media_source(f, payload).ok_or_else(|| err(&"a udp flow needs a cbr or vbr source"))?;
+            Ends::Udp { sender: UdpSender::new(source).map_err(|e| err(&e))?, receiver: IperfReceiver::new(interval) }
+        }
+        sc::Protocol::Dccp => {
+            let mut cfg = DccpConfig {
+                ccid: if f.ccid() == 2 { Ccid::TcpLike } else { Ccid::Tfrc },
+                packet_size: payload,
+                ..DccpConfig::default()
+            };
+            if let Some(d) = &f.dccp {
+                if let Some(r) = d.ack_ratio {
+                    cfg.ccid2.ack_ratio = AckRatioMode::Fixed(r.min(u16::MAX as u32) as u16);
+                }
+                if let Some(q) = d.send_queue {
+                    cfg.queue_capacity = q as usize;
+                }
+            }
+            // Only the server sends data; the client's application just reads.
+            let client = DccpConfig { app: DccpApp::Manual, ..cfg.clone() };
+            cfg.app = match media_source(f, payload) {
+                Some(source) => DccpApp::Source(source),
+                None => DccpApp::Greedy { payload },
+            };
+            cfg.validate().map_err(|e| err(&e))?;
+            Ends::Dccp {
+                client: DccpEndpoint::new(client, Role::Client),
+                server: DccpEndpoint::new(cfg, Role::Server),
+                receiver: IperfReceiver::new(interval),
+            }
+        }
+    })
+}
+
 fn congestion_name(c: sc::Congestion) -> &'static str {
     match c {
         sc::Congestion::Reno => "reno",
@@ -290,13 +367,12 @@ impl Simulation {
                 up_path.push(id(&links)?);
                 links.push(slot(pipe(intern(format!("access.{i}.up")), access, seed)));
             }
-            let cfg = tcp_config(f)?;
+            let ends = endpoints(f, i)?;
             let start = Instant::ZERO + f.start.0;
             queue.push(start, RANK_START, i as u32, Event::FlowStart(i as u32));
             let bytes = f.bytes.map(|b| b.0);
             flows.push(FlowState {
-                client: TcpEndpoint::new(cfg.clone(), Role::Client),
-                server: TcpEndpoint::new(cfg, Role::Server),
+                ends,
                 client_wake: None,
                 server_wake: None,
                 down_path,
@@ -310,8 +386,13 @@ impl Simulation {
                 mark90: None,
                 done: bytes == Some(0),
                 checksum_drops: 0,
-                protocol: "tcp",
-                congestion: congestion_name(f.congestion()),
+                protocol: protocol_name(f.protocol),
+                congestion: match f.protocol {
+                    sc::Protocol::Tcp => congestion_name(f.congestion()),
+                    sc::Protocol::Dccp if f.ccid() == 2 => "ccid2",
+                    sc::Protocol::Dccp => "ccid3",
+                    sc::Protocol::Udp => "none",
+                },
             });
         }
         let unfinished_flows = flows.iter().filter(|f| !f.done).count();

@@ -15,24 +15,27 @@
 
 pub mod build;
 pub mod dumbbell;
+mod flow;
 pub mod metrics;
 mod summary;
 
 use airlink_engine::{Duration, EventQueue, Instant};
 use airlink_link::{Link, LinkEvent, Packet};
-use airlink_transport::{Segment, TcpEndpoint, TcpEvent};
 pub use build::BuildError;
+use flow::{AppEvent, Ends};
+pub use flow::{Pdu, Side};
 use metrics::Recorder;
 pub use summary::{FlowSummary, LinkSummary, Summary};
 
-/// A simulated packet: TCP header fields, the flow, and how many bits links flipped.
+/// A simulated packet: the transport's header fields, the flow, and how many bits links
+/// flipped.
 #[derive(Clone, Debug)]
 pub struct SimPacket {
     pub flow: u32,
     pub dir: Dir,
     /// Index of the next hop on the packet's path.
     pub hop: u8,
-    pub seg: Segment,
+    pub pdu: Pdu,
     pub bit_errors: u32,
     /// The link that last corrupted the packet (for attributing checksum drops).
     pub corrupted_by: Option<LinkId>,
@@ -40,7 +43,7 @@ pub struct SimPacket {
 
 impl Packet for SimPacket {
     fn wire_len(&self) -> u32 {
-        self.seg.wire_len()
+        self.pdu.wire_len()
     }
     fn flip_bit(&mut self, _bit: u64) {
         self.bit_errors += 1;
@@ -104,8 +107,7 @@ pub(crate) struct LinkSlot {
 
 /// One flow: both endpoints, the application's state and its counters.
 pub(crate) struct FlowState {
-    pub client: TcpEndpoint,
-    pub server: TcpEndpoint,
+    pub ends: Ends,
     pub client_wake: Option<Instant>,
     pub server_wake: Option<Instant>,
     /// Links crossed server to client, and client to server.
@@ -218,7 +220,11 @@ impl Simulation {
                         self.recorder.events.push(now, "checksum_drop", link, f, pkt.wire_len(), pkt.bit_errors);
                     }
                 } else {
-                    self.endpoint(node).handle_segment(now, &pkt.seg);
+                    let side = if node == Node::Client(f) { Side::Client } else { Side::Server };
+                    let bytes = self.flows[f as usize].ends.handle(side, now, &pkt.pdu);
+                    if bytes > 0 {
+                        self.deliver(f, bytes);
+                    }
                 }
                 self.after_endpoint(node);
             }
@@ -240,18 +246,17 @@ impl Simulation {
                         }
                         self.after_link(l);
                     }
-                    _ => {
-                        let ep = self.endpoint(node);
-                        if ep.poll_timeout().is_some_and(|t| t <= now) {
-                            ep.handle_timeout(now);
-                        }
+                    Node::Client(f) | Node::Server(f) => {
+                        let side = if node == Node::Client(f) { Side::Client } else { Side::Server };
+                        self.flows[f as usize].ends.handle_timeout(side, now);
                         self.after_endpoint(node);
                     }
                 }
             }
             Event::FlowStart(f) => {
-                self.flows[f as usize].client.connect(now);
+                self.flows[f as usize].ends.start(now);
                 self.after_endpoint(Node::Client(f));
+                self.after_endpoint(Node::Server(f));
             }
             Event::Sample => {
                 self.take_samples();
@@ -259,14 +264,6 @@ impl Simulation {
                     self.queue.push(now + self.sample_interval, RANK_SAMPLE, 0, Event::Sample);
                 }
             }
-        }
-    }
-
-    fn endpoint(&mut self, node: Node) -> &mut TcpEndpoint {
-        match node {
-            Node::Client(f) => &mut self.flows[f as usize].client,
-            Node::Server(f) => &mut self.flows[f as usize].server,
-            Node::Link(_) => unreachable!("links are not endpoints"),
         }
     }
 
@@ -320,59 +317,73 @@ impl Simulation {
         }
     }
 
+    /// Payload reached flow `f`'s client application.
+    fn deliver(&mut self, f: u32, bytes: u64) {
+        let now = self.now;
+        let flow = &mut self.flows[f as usize];
+        flow.delivered += bytes;
+        flow.first_delivery.get_or_insert(now);
+        flow.last_delivery = Some(now);
+        if let Some(total) = flow.bytes {
+            if flow.mark10.is_none() && flow.delivered * 10 >= total {
+                flow.mark10 = Some((now, flow.delivered));
+            }
+            if flow.mark90.is_none() && flow.delivered * 10 >= total * 9 {
+                flow.mark90 = Some((now, flow.delivered));
+            }
+            if flow.delivered >= total && !flow.done {
+                flow.done = true;
+                self.unfinished_flows -= 1;
+            }
+        }
+    }
+
     fn after_endpoint(&mut self, node: Node) {
         let now = self.now;
-        let (f, dir) = match node {
-            Node::Client(f) => (f, Dir::Up),
-            Node::Server(f) => (f, Dir::Down),
-            Node::Link(_) => unreachable!(),
+        let (f, side, dir) = match node {
+            Node::Client(f) => (f, Side::Client, Dir::Up),
+            Node::Server(f) => (f, Side::Server, Dir::Down),
+            Node::Link(_) => unreachable!("links are not endpoints"),
         };
         // Application reactions to transport events.
-        while let Some(ev) = self.endpoint(node).poll_event() {
-            let flow = &mut self.flows[f as usize];
+        while let Some(ev) = self.flows[f as usize].ends.poll_event(side, now) {
             match ev {
-                TcpEvent::Connected if node == Node::Server(f) => {
+                AppEvent::Connected => {
                     // The server's application writes the whole transfer, then closes.
-                    match flow.bytes {
-                        Some(bytes) => {
-                            flow.server.send(now, bytes);
-                            flow.server.close(now);
-                        }
-                        None => flow.server.send(now, u64::MAX / 2),
-                    }
-                }
-                TcpEvent::Delivered { bytes } if node == Node::Client(f) => {
-                    flow.delivered += bytes;
-                    flow.first_delivery.get_or_insert(now);
-                    flow.last_delivery = Some(now);
-                    if let Some(total) = flow.bytes {
-                        if flow.mark10.is_none() && flow.delivered * 10 >= total {
-                            flow.mark10 = Some((now, flow.delivered));
-                        }
-                        if flow.mark90.is_none() && flow.delivered * 10 >= total * 9 {
-                            flow.mark90 = Some((now, flow.delivered));
-                        }
-                        if flow.delivered >= total && !flow.done {
-                            flow.done = true;
-                            self.unfinished_flows -= 1;
+                    let flow = &mut self.flows[f as usize];
+                    if let Ends::Tcp { server, .. } = &mut flow.ends {
+                        match flow.bytes {
+                            Some(bytes) => {
+                                server.send(now, bytes);
+                                server.close(now);
+                            }
+                            None => server.send(now, u64::MAX / 2),
                         }
                     }
                 }
-                TcpEvent::RttSample { rtt } if self.recorder.enabled => {
+                AppEvent::Delivered(bytes) => self.deliver(f, bytes),
+                AppEvent::RttSample(rtt) if self.recorder.enabled => {
                     self.recorder.rtt.time_ns.push(now.as_nanos());
                     self.recorder.rtt.flow.push(f as u64);
                     self.recorder.rtt.rtt_us.push(rtt.as_nanos() as f64 / 1e3);
                 }
-                _ => {}
+                AppEvent::RttSample(_) => {}
             }
         }
-        while let Some(seg) = self.endpoint(node).poll_transmit(now) {
-            let pkt = SimPacket { flow: f, dir, hop: 0, seg, bit_errors: 0, corrupted_by: None };
+        if self.recorder.enabled {
+            if let Some(receiver) = self.flows[f as usize].ends.receiver_mut() {
+                while let Some(r) = receiver.poll_report() {
+                    self.recorder.intervals.push(f, &r);
+                }
+            }
+        }
+        while let Some(pdu) = self.flows[f as usize].ends.poll_transmit(side, now) {
+            let pkt = SimPacket { flow: f, dir, hop: 0, pdu, bit_errors: 0, corrupted_by: None };
             self.forward(now, pkt, node);
         }
-        let due = self.endpoint(node).poll_timeout();
+        let due = self.flows[f as usize].ends.poll_timeout(side);
         let flow = &mut self.flows[f as usize];
-        let pending = if dir == Dir::Up { &mut flow.client_wake } else { &mut flow.server_wake };
+        let pending = if side == Side::Client { &mut flow.client_wake } else { &mut flow.server_wake };
         if let Some(t) = due {
             if pending.is_none_or(|w| t < w) {
                 let t = t.max(now);
@@ -388,21 +399,7 @@ impl Simulation {
         }
         let now = self.now;
         for (i, fl) in self.flows.iter().enumerate() {
-            let s = &fl.server;
-            let r = &mut self.recorder.flows;
-            r.time_ns.push(now.as_nanos());
-            r.flow.push(i as u64);
-            r.cwnd_bytes.push(s.cwnd());
-            r.ssthresh_bytes.push(s.ssthresh().min(u32::MAX as u64 * 4));
-            r.inflight_bytes.push(s.bytes_in_flight());
-            r.delivered_bytes.push(fl.delivered);
-            r.srtt_us.push(s.srtt().map_or(f64::NAN, |d| d.as_nanos() as f64 / 1e3));
-            r.rto_us.push(s.rto().as_nanos() as f64 / 1e3);
-            r.retransmissions.push(s.stats().retransmitted_segments);
-            let probe = s.controller().probe();
-            r.sack_ok.push(probe.sack_ok.map_or(-1, i64::from));
-            r.congestion_distance_segments.push(probe.congestion_distance.unwrap_or(f64::NAN));
-            r.backlog_segments.push(probe.backlog_segments.unwrap_or(f64::NAN));
+            self.recorder.flows.push(now, i as u32, fl.delivered, &fl.ends.sample());
         }
         for slot in &mut self.links {
             let s = slot.link.sample(now);

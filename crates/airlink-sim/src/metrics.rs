@@ -2,6 +2,7 @@
 //! (so memory is bounded by the drain interval, not the run length). Column names carry units.
 
 use airlink_engine::Instant;
+use airlink_transport::udp::IntervalReport;
 
 /// A column of a table.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,25 +31,97 @@ impl Table {
     }
 }
 
+/// One flow's state at a sampling instant, whatever its protocol; NaN (or -1) where the
+/// protocol has no such quantity.
+#[derive(Clone, Debug)]
+pub struct FlowSample {
+    /// TCP and CCID-2 (packets × packet size) congestion window and threshold, bytes.
+    pub cwnd_bytes: f64,
+    pub ssthresh_bytes: f64,
+    /// Data in flight (TCP's pipe, CCID-2's pipe × packet size), bytes.
+    pub inflight_bytes: f64,
+    /// CCID-3's allowed sending rate, bit/s.
+    pub rate_bps: f64,
+    /// CCID-3's loss event rate p.
+    pub loss_event_rate: f64,
+    pub srtt_us: f64,
+    pub rto_us: f64,
+    /// Losses so far: TCP segments retransmitted, DCCP packets its CCID found lost, UDP
+    /// datagrams iperf counted lost.
+    pub losses: u64,
+    /// TCP-AFC's SACK_OK flag: 1, 0, or -1 for controllers without one.
+    pub sack_ok: i64,
+    /// TCP-AFC's congestion distance Cd of the last reduction, segments.
+    pub congestion_distance_segments: f64,
+    /// Veno's backlog estimate N, segments.
+    pub backlog_segments: f64,
+}
+
 /// Per-flow samples, every `sample_interval`.
 #[derive(Default)]
 pub struct FlowSeries {
     pub time_ns: Vec<u64>,
     pub flow: Vec<u64>,
-    pub cwnd_bytes: Vec<u64>,
-    pub ssthresh_bytes: Vec<u64>,
-    pub inflight_bytes: Vec<u64>,
     pub delivered_bytes: Vec<u64>,
+    pub cwnd_bytes: Vec<f64>,
+    pub ssthresh_bytes: Vec<f64>,
+    pub inflight_bytes: Vec<f64>,
+    pub rate_bps: Vec<f64>,
+    pub loss_event_rate: Vec<f64>,
     pub srtt_us: Vec<f64>,
     pub rto_us: Vec<f64>,
-    /// Segments retransmitted so far (the sender's view of its losses).
-    pub retransmissions: Vec<u64>,
-    /// TCP-AFC's SACK_OK flag: 1, 0, or -1 for controllers without one.
+    pub losses: Vec<u64>,
     pub sack_ok: Vec<i64>,
-    /// TCP-AFC's congestion distance Cd of the last reduction (NaN if none).
     pub congestion_distance_segments: Vec<f64>,
-    /// Veno's backlog estimate N (NaN for other controllers).
     pub backlog_segments: Vec<f64>,
+}
+
+impl FlowSeries {
+    pub fn push(&mut self, at: Instant, flow: u32, delivered: u64, s: &FlowSample) {
+        self.time_ns.push(at.as_nanos());
+        self.flow.push(flow as u64);
+        self.delivered_bytes.push(delivered);
+        self.cwnd_bytes.push(s.cwnd_bytes);
+        self.ssthresh_bytes.push(s.ssthresh_bytes);
+        self.inflight_bytes.push(s.inflight_bytes);
+        self.rate_bps.push(s.rate_bps);
+        self.loss_event_rate.push(s.loss_event_rate);
+        self.srtt_us.push(s.srtt_us);
+        self.rto_us.push(s.rto_us);
+        self.losses.push(s.losses);
+        self.sack_ok.push(s.sack_ok);
+        self.congestion_distance_segments.push(s.congestion_distance_segments);
+        self.backlog_segments.push(s.backlog_segments);
+    }
+}
+
+/// iperf's interval reports of UDP and DCCP receivers.
+#[derive(Default)]
+pub struct IntervalSeries {
+    /// End of the interval.
+    pub time_ns: Vec<u64>,
+    pub flow: Vec<u64>,
+    pub interval_s: Vec<f64>,
+    pub bytes: Vec<u64>,
+    pub throughput_bps: Vec<f64>,
+    pub received: Vec<u64>,
+    pub lost: Vec<u64>,
+    pub out_of_order: Vec<u64>,
+    pub jitter_ms: Vec<f64>,
+}
+
+impl IntervalSeries {
+    pub fn push(&mut self, flow: u32, r: &IntervalReport) {
+        self.time_ns.push(r.end.as_nanos());
+        self.flow.push(flow as u64);
+        self.interval_s.push(r.end.saturating_since(r.start).as_secs_f64());
+        self.bytes.push(r.bytes);
+        self.throughput_bps.push(r.throughput_bps);
+        self.received.push(r.received);
+        self.lost.push(r.lost);
+        self.out_of_order.push(r.out_of_order);
+        self.jitter_ms.push(r.jitter_ms);
+    }
 }
 
 /// Every RTT sample a sender takes.
@@ -100,6 +173,7 @@ pub struct Recorder {
     /// Off for runs that only want the summary (sweeps): nothing is buffered.
     pub enabled: bool,
     pub flows: FlowSeries,
+    pub intervals: IntervalSeries,
     pub rtt: RttSeries,
     pub links: LinkSeries,
     pub events: EventSeries,
@@ -115,13 +189,15 @@ impl Recorder {
     /// Hands over everything buffered so far as named tables, and empties the buffers.
     pub fn drain(&mut self) -> Vec<(&'static str, Table)> {
         let f = &mut self.flows;
-        let flows = take_table!(f, time_ns: U64, flow: U64, cwnd_bytes: U64, ssthresh_bytes: U64, inflight_bytes: U64, delivered_bytes: U64, srtt_us: F64, rto_us: F64, retransmissions: U64, sack_ok: I64, congestion_distance_segments: F64, backlog_segments: F64);
+        let flows = take_table!(f, time_ns: U64, flow: U64, delivered_bytes: U64, cwnd_bytes: F64, ssthresh_bytes: F64, inflight_bytes: F64, rate_bps: F64, loss_event_rate: F64, srtt_us: F64, rto_us: F64, losses: U64, sack_ok: I64, congestion_distance_segments: F64, backlog_segments: F64);
+        let i = &mut self.intervals;
+        let intervals = take_table!(i, time_ns: U64, flow: U64, interval_s: F64, bytes: U64, throughput_bps: F64, received: U64, lost: U64, out_of_order: U64, jitter_ms: F64);
         let r = &mut self.rtt;
         let rtt = take_table!(r, time_ns: U64, flow: U64, rtt_us: F64);
         let l = &mut self.links;
         let links = take_table!(l, time_ns: U64, link: Str, queue_packets: U64, queue_bytes: U64, snr_db: F64, predicted_snr_db: F64, modulation_bits: I64, subband: I64);
         let e = &mut self.events;
         let events = take_table!(e, time_ns: U64, kind: Str, link: Str, flow: U64, bytes: U64, bit_errors: U64);
-        vec![("flows", flows), ("rtt", rtt), ("links", links), ("events", events)]
+        vec![("flows", flows), ("intervals", intervals), ("rtt", rtt), ("links", links), ("events", events)]
     }
 }

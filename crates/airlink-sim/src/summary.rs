@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 pub struct Summary {
     pub scenario: String,
     pub seed: u64,
-    /// Every flow delivered all its bytes before the stop time.
+    /// Every flow with a size delivered all its bytes before the stop time (flows without
+    /// one run until the stop time by design).
     pub completed: bool,
     pub sim_time_s: f64,
     pub events: u64,
@@ -37,7 +38,8 @@ pub struct FlowSummary {
     /// Goodput between the deliveries that first reached 10 % and 90 % of the transfer:
     /// the steady rate, without connection set-up and slow start.
     pub goodput_steady_bps: Option<f64>,
-    /// Segments the sender transmitted (data and control), and of them retransmissions.
+    /// Packets the sender transmitted (data and control; TCP segments, DCCP packets, UDP
+    /// datagrams), and of them retransmissions (TCP only: DCCP and UDP never retransmit).
     pub segments_sent: u64,
     pub data_segments_sent: u64,
     pub retransmissions: u64,
@@ -47,6 +49,23 @@ pub struct FlowSummary {
     pub fast_recoveries: u64,
     /// Packets of the flow dropped by a receiver's checksum (bit errors).
     pub checksum_drops: u64,
+    /// What iperf would report at the client (UDP and DCCP flows).
+    pub iperf: Option<IperfSummary>,
+}
+
+/// iperf's receiver totals (spec D.8).
+#[derive(Clone, Debug, Serialize)]
+pub struct IperfSummary {
+    /// Datagrams the sender numbered (the highest id received).
+    pub datagrams: u64,
+    pub received: u64,
+    pub lost: u64,
+    pub loss_pct: f64,
+    pub out_of_order: u64,
+    /// RFC 3550 interarrival jitter at the end of the flow.
+    pub jitter_ms: f64,
+    /// Payload throughput from the first to the last arrival.
+    pub throughput_bps: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -75,7 +94,7 @@ impl Simulation {
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                let st = f.server.stats();
+                let sent = f.ends.sent();
                 let end = f.last_delivery;
                 let duration = end.map(|e| e.saturating_since(f.start).as_secs_f64());
                 let steady = match (f.mark10, f.mark90) {
@@ -88,23 +107,35 @@ impl Simulation {
                     congestion: f.congestion,
                     bytes_requested: f.bytes,
                     bytes_delivered: f.delivered,
-                    completed: f.done,
+                    completed: f.done || f.bytes.is_none(),
                     start_s: f.start.as_secs_f64(),
                     end_s: end.map(|e| e.as_secs_f64()),
                     duration_s: duration,
                     goodput_bps: duration.filter(|d| *d > 0.0).map(|d| f.delivered as f64 * 8.0 / d),
                     goodput_steady_bps: steady,
-                    segments_sent: st.segments_sent,
-                    data_segments_sent: st.data_segments_sent,
-                    retransmissions: st.retransmitted_segments,
-                    retransmission_pct: if st.data_segments_sent == 0 {
+                    segments_sent: sent.packets,
+                    data_segments_sent: sent.data_packets,
+                    retransmissions: sent.retransmissions,
+                    retransmission_pct: if sent.data_packets == 0 {
                         0.0
                     } else {
-                        100.0 * st.retransmitted_segments as f64 / st.data_segments_sent as f64
+                        100.0 * sent.retransmissions as f64 / sent.data_packets as f64
                     },
-                    timeouts: st.timeouts,
-                    fast_recoveries: st.fast_recoveries,
+                    timeouts: sent.timeouts,
+                    fast_recoveries: sent.fast_recoveries,
                     checksum_drops: f.checksum_drops,
+                    iperf: f.ends.receiver().map(|r| {
+                        let t = r.totals();
+                        IperfSummary {
+                            datagrams: t.datagrams,
+                            received: t.received,
+                            lost: t.lost,
+                            loss_pct: if t.datagrams == 0 { 0.0 } else { 100.0 * t.lost as f64 / t.datagrams as f64 },
+                            out_of_order: t.out_of_order,
+                            jitter_ms: t.jitter_ms,
+                            throughput_bps: t.throughput_bps,
+                        }
+                    }),
                 }
             })
             .collect();
@@ -138,7 +169,7 @@ impl Simulation {
         Summary {
             scenario: self.name.clone(),
             seed: self.seed,
-            completed: self.flows.iter().all(|f| f.done),
+            completed: self.flows.iter().all(|f| f.done || f.bytes.is_none()),
             sim_time_s: self.now.as_secs_f64(),
             events: self.events_processed,
             flows,

@@ -58,6 +58,9 @@ use crate::udp::MediaSource;
 use airlink_engine::{Duration, Instant};
 use std::collections::VecDeque;
 
+/// Longest interval between retransmitted Requests, PARTOPEN Acks and Closes.
+const MAX_CONTROL_BACKOFF: Duration = Duration::from_secs(64);
+
 /// Connection state (RFC 4340 §8.4 names; TIMEWAIT and CLOSED merged).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum DccpState {
@@ -475,7 +478,8 @@ impl DccpEndpoint {
     pub fn handle_timeout(&mut self, now: Instant) {
         if let Some((at, timeout)) = self.ctl_timer {
             if at <= now {
-                let next = timeout.saturating_mul(2);
+                // RFC 4340 §8.1.1: back off, but to no less than one packet every 64 s.
+                let next = timeout.saturating_mul(2).min(MAX_CONTROL_BACKOFF);
                 self.ctl_timer = Some((now + next, next));
                 match self.state {
                     DccpState::Request => self.ctl.push_back(PacketType::Request),
