@@ -77,11 +77,13 @@ pub struct EmuOptions {
     pub realtime: bool,
     /// Guard of the hybrid wait in ns.
     pub guard_ns: u64,
+    /// Lock the process's memory (mlockall) when `realtime`.
+    pub mlock: bool,
 }
 
 impl Default for EmuOptions {
     fn default() -> Self {
-        EmuOptions { pcap_dir: None, snaplen: 128, realtime: true, guard_ns: timing::DEFAULT_GUARD_NS }
+        EmuOptions { pcap_dir: None, snaplen: 128, realtime: true, guard_ns: timing::DEFAULT_GUARD_NS, mlock: true }
     }
 }
 
@@ -116,6 +118,7 @@ pub struct Emulation {
     series: Arc<Mutex<writer::Series>>,
     live: Arc<LiveCounters>,
     sysctls: BTreeMap<&'static str, Vec<(String, String)>>,
+    host_changes: Vec<String>,
     finished: Option<serde_json::Value>,
 }
 
@@ -144,8 +147,10 @@ impl Emulation {
         let server_fd = ns::configure(&server, SERVER_ADDR, CLIENT_ADDR, e.mtu)?;
         let client_fd = ns::configure(&client, CLIENT_ADDR, SERVER_ADDR, e.mtu)?;
         let mut sysctls = BTreeMap::new();
+        let mut host_changes = Vec::new();
         for (label, n) in [("client", &client), ("server", &server)] {
             if let Some(cc) = &e.congestion {
+                allow_congestion_control(cc, &mut host_changes);
                 n.set_sysctl("net.ipv4.tcp_congestion_control", cc).map_err(|err| {
                     let available = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap_or_default();
                     EmuError::Os(format!(
@@ -175,7 +180,7 @@ impl Emulation {
             sample_interval: s.sample_interval.0,
             snaplen: if opts.pcap_dir.is_some() { opts.snaplen } else { 0 },
             rt_fifo: opts.realtime,
-            mlock: opts.realtime,
+            mlock: opts.realtime && opts.mlock,
         };
         let parts = DatapathParts { links, client: client_fd, server: server_fd, origin_mono_ns: origin, records: tx, cfg, mtu: e.mtu };
         let (stop, run) = datapath::prepare(parts).map_err(|e| EmuError::Os(e.to_string()))?;
@@ -197,6 +202,7 @@ impl Emulation {
             series,
             live,
             sysctls,
+            host_changes,
             finished: None,
         })
     }
@@ -211,6 +217,11 @@ impl Emulation {
     /// Sysctls read back from each namespace after set-up, for the manifest.
     pub fn sysctls(&self) -> &BTreeMap<&'static str, Vec<(String, String)>> {
         &self.sysctls
+    }
+
+    /// Changes made outside the namespaces (reported in the manifest).
+    pub fn host_changes(&self) -> &[String] {
+        &self.host_changes
     }
 
     /// Wake-ups of the datapath so far (for idle measurements).
@@ -256,6 +267,21 @@ impl Emulation {
         let summary = summary(&self.scenario, &links, &report, &rt, &writer);
         self.finished = Some(summary.clone());
         summary
+    }
+}
+
+/// A namespace other than the initial one may only make a congestion control its default if
+/// the host lists it in `net.ipv4.tcp_allowed_congestion_control` (else EPERM). Adds it there
+/// when it is missing (a host-wide change, reported).
+fn allow_congestion_control(cc: &str, changes: &mut Vec<String>) {
+    const ALLOWED: &str = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
+    let Ok(current) = std::fs::read_to_string(ALLOWED) else { return };
+    if current.split_whitespace().any(|c| c == cc) {
+        return;
+    }
+    let wanted = format!("{} {cc}", current.trim());
+    if std::fs::write(ALLOWED, &wanted).is_ok() {
+        changes.push(format!("net.ipv4.tcp_allowed_congestion_control: \"{}\" -> \"{wanted}\"", current.trim()));
     }
 }
 

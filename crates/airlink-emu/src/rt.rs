@@ -53,8 +53,11 @@ pub fn apply(fifo: bool, lock_memory: bool) -> RtReport {
         r.sched_fifo = Some("not asked for".into());
     }
     if lock_memory {
+        // MCL_ONFAULT: lock pages as they are touched instead of populating every mapping at
+        // once. Without it, a large allocation elsewhere in the process (pyarrow reserves big
+        // regions) is populated under the mmap lock and stalls the datapath for 100s of ms.
         // SAFETY: plain flags.
-        if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } != 0 {
+        if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE | libc::MCL_ONFAULT) } != 0 {
             r.mlockall = Some(last_error("mlockall"));
         }
     } else {
