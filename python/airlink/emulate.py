@@ -204,3 +204,59 @@ def shell(
         if interactive:
             signal.signal(signal.SIGINT, previous)
         emu.stop()
+
+
+def read_pcap(path: ScenarioPath) -> list[tuple[int, int, bytes]]:
+    """The records of a pcap file airlink wrote: (timestamp ns since the epoch, original length, bytes kept)."""
+    import struct
+
+    data = Path(path).read_bytes()
+    if len(data) < 24:
+        raise ValueError(f"{path}: not a pcap file (shorter than its header)")
+    magic = data[:4]
+    endian = {b"\x4d\x3c\xb2\xa1": "<", b"\xa1\xb2\x3c\x4d": ">", b"\xa1\xb2\xc3\xd4": ">", b"\xd4\xc3\xb2\xa1": "<"}.get(magic)
+    if endian is None:
+        raise ValueError(f"{path}: not a pcap file (magic {magic.hex()})")
+    nano = magic in (b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d")
+    out = []
+    at = 24
+    while at + 16 <= len(data):
+        sec, frac, incl, orig = struct.unpack(endian + "IIII", data[at:at + 16])
+        at += 16
+        out.append((sec * 1_000_000_000 + (frac if nano else frac * 1000), orig, data[at:at + incl]))
+        at += incl
+    return out
+
+
+def tcp_goodput_steady(path: ScenarioPath, *, lo: float = 0.1, hi: float = 0.9) -> float:
+    """TCP payload goodput (bit/s) of the largest flow in a pcap, between the packets that first
+    reach ``lo`` and ``hi`` of its payload (no set-up, no slow start). Retransmitted bytes
+    count once: only payload beyond the highest sequence number seen is new."""
+    import struct
+
+    flows: dict[bytes, list[tuple[int, int, int]]] = {}
+    for ts, orig, pkt in read_pcap(path):
+        if len(pkt) < 20 or pkt[0] >> 4 != 4 or pkt[9] != 6:
+            continue
+        ihl = (pkt[0] & 0x0F) * 4
+        if len(pkt) < ihl + 13:
+            continue
+        seq = struct.unpack("!I", pkt[ihl + 4:ihl + 8])[0]
+        payload = orig - ihl - (pkt[ihl + 12] >> 4) * 4
+        if payload > 0:
+            flows.setdefault(pkt[12:20] + pkt[ihl:ihl + 4], []).append((ts, seq, payload))
+    if not flows:
+        return 0.0
+    packets = max(flows.values(), key=lambda v: sum(p for _, _, p in v))
+    highest = packets[0][1]
+    total = 0
+    marks: list[tuple[int, int]] = []
+    for ts, seq, payload in packets:
+        ahead = (seq + payload - highest) % (1 << 32)
+        if 0 < ahead < (1 << 31):
+            highest = (seq + payload) % (1 << 32)
+            total += ahead
+            marks.append((ts, total))
+    a = next(m for m in marks if m[1] >= lo * total)
+    b = next(m for m in marks if m[1] >= hi * total)
+    return (b[1] - a[1]) * 8 / ((b[0] - a[0]) * 1e-9) if b[0] > a[0] else 0.0
