@@ -154,7 +154,7 @@ def expected_goodput(k: int) -> float:
 def test_wipemu_table2_with_the_kernels_tcp(tmp_path: Path, k: int, kbytes: int) -> None:
     s = _table2_scenario(tmp_path, k)
     out = tmp_path / "run"
-    res = emulation.emulate(s, out=out, server="iperf3 -s -1", client=f"iperf3 -c $AIRLINK_SERVER -R -n {kbytes}K -M 1460",
+    res = emulation.emulate(s, out=out, server="iperf3 -s -1", client=f"iperf3 -c $AIRLINK_SERVER -R -n {kbytes}K -w 32K",
                             timeout=120)
     assert res.completed, res.output("client", "stderr")
     assert res.manifest["sysctls"]["server"]["net.ipv4.tcp_congestion_control"] == "cubic"

@@ -229,9 +229,9 @@ def read_pcap(path: ScenarioPath) -> list[tuple[int, int, bytes]]:
 
 
 def tcp_goodput_steady(path: ScenarioPath, *, lo: float = 0.1, hi: float = 0.9) -> float:
-    """TCP payload goodput (bit/s) of the largest flow in a pcap, between the packets that first
-    reach ``lo`` and ``hi`` of its payload (no set-up, no slow start). Retransmitted bytes
-    count once: only payload beyond the highest sequence number seen is new."""
+    """TCP goodput (bit/s) of the largest flow in a pcap taken at the receiver: payload delivered
+    *in order* (what the application reads), between the packets that first bring it to ``lo``
+    and to ``hi`` of the total — no connection set-up, no slow start."""
     import struct
 
     flows: dict[bytes, list[tuple[int, int, int]]] = {}
@@ -248,15 +248,29 @@ def tcp_goodput_steady(path: ScenarioPath, *, lo: float = 0.1, hi: float = 0.9) 
     if not flows:
         return 0.0
     packets = max(flows.values(), key=lambda v: sum(p for _, _, p in v))
-    highest = packets[0][1]
-    total = 0
+    base = packets[0][1]
+    rcv_nxt = 0  # relative to the first sequence number seen
+    held: dict[int, int] = {}  # out-of-order segments: start -> end
     marks: list[tuple[int, int]] = []
     for ts, seq, payload in packets:
-        ahead = (seq + payload - highest) % (1 << 32)
-        if 0 < ahead < (1 << 31):
-            highest = (seq + payload) % (1 << 32)
-            total += ahead
-            marks.append((ts, total))
+        start = (seq - base) % (1 << 32)
+        if start >= (1 << 31):
+            continue  # before the first segment seen
+        end = start + payload
+        if end <= rcv_nxt:
+            continue
+        held[start] = max(held.get(start, 0), end)
+        advanced = False
+        while True:
+            reach = [e for st, e in held.items() if st <= rcv_nxt and e > rcv_nxt]
+            if not reach:
+                break
+            rcv_nxt = max(reach)
+            advanced = True
+        held = {st: e for st, e in held.items() if e > rcv_nxt}
+        if advanced:
+            marks.append((ts, rcv_nxt))
+    total = rcv_nxt
     a = next(m for m in marks if m[1] >= lo * total)
     b = next(m for m in marks if m[1] >= hi * total)
     return (b[1] - a[1]) * 8 / ((b[0] - a[0]) * 1e-9) if b[0] > a[0] else 0.0
