@@ -329,7 +329,7 @@ fn timing_measure(py: Python<'_>, method: &str, requests: usize, min_ms: f64, ma
         .expect("timing thread")
     });
     let mut v = serde_json::to_value(&stats).expect("serialises");
-    v["realtime"] = serde_json::to_value(rt.map(|r| r.all_granted())).expect("serialises");
+    v["realtime"] = serde_json::to_value(rt.map(|r| r.sched_fifo.is_none())).expect("serialises");
     Ok(v.to_string())
 }
 
