@@ -184,8 +184,24 @@ def _reproduction_text(rep: Any) -> str:
 @click.option("--full", is_flag=True, help="Also time the whole `reproduce wipemu` (minutes).")
 @click.option("--repeats", type=click.IntRange(1), default=5, show_default=True, help="Runs for the median run time.")
 @click.option("--jobs", type=click.IntRange(1), help="Threads for --full (default: the number of CPUs).")
-def bench(as_json: bool, full: bool, repeats: int, jobs: int | None) -> None:
-    """Measure event rates and WIPEMU run times on this machine."""
+@click.option("--emu", "emu_parts", is_flag=False, flag_value="all", default=None, metavar="[PARTS]",
+              help="Benchmark the real-time emulator instead (needs root): all parts, or a comma list of "
+                   "linerate,delay,table2,throughput,cpu,idle,timing.")
+@click.option("--quick", is_flag=True, help="With --emu: shorter runs (a look, not figures to quote).")
+def bench(as_json: bool, full: bool, repeats: int, jobs: int | None, emu_parts: str | None, quick: bool) -> None:
+    """Measure event rates and WIPEMU run times on this machine (--emu: the emulator's figures)."""
+    if emu_parts is not None:
+        from airlink import emubench
+
+        parts = emubench.PARTS if emu_parts == "all" else tuple(p.strip() for p in emu_parts.split(",") if p.strip())
+        unknown = [p for p in parts if p not in emubench.PARTS]
+        if unknown:
+            raise click.BadParameter(f"unknown part(s) {', '.join(unknown)}: expected {', '.join(emubench.PARTS)}",
+                                     param_hint="--emu")
+        progress = None if as_json else (lambda m: click.echo(f"... {m}", err=True))
+        report = emubench.run(parts, quick=quick, progress=progress)
+        click.echo(json.dumps(report, indent=2) if as_json else emubench.format_report(report))
+        return
     from airlink import bench as benchmarks
 
     results = benchmarks.run_benchmarks(full=full, repeats=repeats, jobs=jobs)
