@@ -251,3 +251,22 @@ def test_timing_table_runs_every_method(airlink_cli) -> None:
     assert [row["method"] for row in rows] == ["select-relative", "nanosleep-relative", "sleep-with-slack", "busy-wait",
                                                 "absolute-sleep", "hybrid"]
     assert all(row["requests"] == 5 for row in rows)
+
+
+@pytest.mark.skipif(not tool("ping"), reason="ping is not installed")
+def test_trace_link_runs_in_emulation_and_bad_traces_are_refused(tmp_path: Path) -> None:
+    trace = tmp_path / "ten.trace"
+    trace.write_text("".join(f"{i}\n" for i in range(1, 11)), encoding="utf-8")  # 1500 B per ms: 12 Mbit/s
+    text = f'[downlink.trace]\nfile = "{trace}"\ndelay = "5 ms"\n[uplink.pipe]\ndelay = "5 ms"\n[[flow]]\n'
+    res = emulation.emulate(scenario(tmp_path, text), client="ping -n -c 5 -i 0.05 $AIRLINK_SERVER", out=tmp_path / "run")
+    assert res.completed
+    assert res.summary["links"][1]["model"] == "trace"
+    rtts = [float(x.split("time=")[1].split()[0]) for x in res.output("client").splitlines() if "time=" in x]
+    assert len(rtts) == 5 and min(rtts) >= 10.0
+    bad = tmp_path / "cut.trace"
+    bad.write_text("1\n2\n3x", encoding="utf-8")
+    bad_text = text.replace(str(trace), str(bad))
+    with pytest.raises(_core.ScenarioError, match=r"cut\.trace:3: \"3x\" is not a timestamp: expected a non-negative integer"):
+        _core.Emulation(bad_text, "s.toml")
+    with pytest.raises(_core.ScenarioError, match="cannot read the trace"):
+        _core.Emulation(text.replace(str(trace), str(tmp_path / "missing.trace")), "s.toml")

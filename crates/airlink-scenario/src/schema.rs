@@ -155,6 +155,25 @@ impl Default for PipeConfig {
 pub enum DownlinkConfig {
     Ofdm4g(Box<Ofdm4gConfig>),
     Pipe(PipeConfig),
+    /// `downlink.trace = { file = "...", delay = "..", queue = .. }`: capacity from a
+    /// Mahimahi delivery-opportunity trace.
+    Trace(TraceConfig),
+}
+
+/// A trace-driven link (Mahimahi's `mm-link` format: one integer millisecond per line, each an
+/// opportunity to deliver 1500 bytes; the trace repeats). The file is read when the scenario
+/// is built into models, not when it is parsed.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceConfig {
+    /// Path of the trace file, relative to the working directory of the run.
+    pub file: String,
+    /// One-way delay added after the link. Default 0.
+    #[serde(default = "zero_time")]
+    pub delay: Time,
+    /// Drop-tail queue limit in packets or bytes. Default 1000 packets.
+    #[serde(default = "default_pipe_queue")]
+    pub queue: QueueLimit,
 }
 
 /// The uplink model: `[uplink.pipe]`.

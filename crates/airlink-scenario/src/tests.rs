@@ -129,3 +129,15 @@ fn the_emulation_table_is_strict_and_optional() {
     let e = err(&format!("{MINIMAL}\n[emulation]\ncongestion = \"cu bic\"\n"));
     assert!(e.message.contains("congestion control name"), "{e}");
 }
+
+#[test]
+fn trace_downlinks_parse_without_reading_the_file() {
+    let text = "downlink.trace = { file = \"does/not/exist.trace\", delay = \"20 ms\" }\n[[flow]]\n";
+    let s = Scenario::from_toml(text, "t.toml").unwrap();
+    let DownlinkConfig::Trace(t) = &s.downlink else { panic!() };
+    assert_eq!(t.file, "does/not/exist.trace");
+    assert_eq!(t.delay.0, airlink_engine::Duration::from_millis(20));
+    assert_eq!(t.queue, QueueLimit::Packets(1000));
+    let e = err("downlink.trace = { file = \"x\", rate = \"1 Mbit/s\" }\n[[flow]]\n");
+    assert!(e.message.contains("unknown field `rate`"), "{e}");
+}
