@@ -112,6 +112,12 @@ def table2(folder: Path, ks: Sequence[int] = range(1, 9), seconds: float = 20.0)
     return rows
 
 
+def _die_with_parent() -> None:
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+
+
 class VethPair:
     """Two namespaces joined by a plain veth pair: the reference the emulated path is compared to."""
 
@@ -119,7 +125,8 @@ class VethPair:
         self.holders = []
         self.pids = []
         for _ in range(2):
-            h = subprocess.Popen(["unshare", "--net", "--pid", "--fork", "--kill-child", "sleep", "infinity"])
+            h = subprocess.Popen(["unshare", "--net", "--pid", "--fork", "--kill-child", "sleep", "infinity"],
+                                 preexec_fn=_die_with_parent)
             self.holders.append(h)
         for h in self.holders:
             for _ in range(1000):
