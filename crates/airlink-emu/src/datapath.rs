@@ -408,8 +408,11 @@ fn new_fd(fd: libc::c_int, call: &str) -> std::io::Result<OwnedFd> {
     Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
 }
 
-/// Prepares the stop handle and the runner; `run` is called on the datapath thread.
-pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce(&LiveCounters) -> (Vec<BuiltLink<EmuPacket>>, DatapathReport, crate::rt::RtReport))> {
+/// What the datapath thread returns: the links (for their counters), its report, the RT settings.
+pub type Finished = (Vec<BuiltLink<EmuPacket>>, DatapathReport, crate::rt::RtReport);
+
+/// Prepares the stop handle and the runner; the runner is called on the datapath thread.
+pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce(&LiveCounters) -> Finished)> {
     // SAFETY: plain syscalls creating new descriptors.
     let eventfd = Arc::new(new_fd(unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) }, "eventfd")?);
     let timerfd = new_fd(unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) }, "timerfd_create")?;

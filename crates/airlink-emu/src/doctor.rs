@@ -46,11 +46,11 @@ fn rlimit(res: libc::__rlimit_resource_t) -> (u64, u64) {
     let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: valid rlimit struct.
     unsafe { libc::getrlimit(res, &mut r) };
-    (r.rlim_cur as u64, r.rlim_max as u64)
+    (r.rlim_cur, r.rlim_max)
 }
 
 fn fmt_limit(v: u64) -> String {
-    if v == libc::RLIM_INFINITY as u64 {
+    if v == libc::RLIM_INFINITY {
         "unlimited".into()
     } else {
         v.to_string()
@@ -129,7 +129,7 @@ pub fn checks() -> Vec<Check> {
     let (ml_cur, _) = rlimit(libc::RLIMIT_MEMLOCK);
     out.push(Check {
         name: "memory locking (mlockall)",
-        ok: has(14) || ml_cur == libc::RLIM_INFINITY as u64,
+        ok: has(14) || ml_cur == libc::RLIM_INFINITY,
         required: false,
         detail: format!("CAP_IPC_LOCK {}, RLIMIT_MEMLOCK {}", if has(14) { "yes" } else { "no" }, fmt_limit(ml_cur)),
     });

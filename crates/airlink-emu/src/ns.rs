@@ -222,7 +222,7 @@ fn sysctl_path(key: &str) -> PathBuf {
 }
 
 fn read_sysctl(path: &PathBuf) -> io::Result<String> {
-    Ok(std::fs::read_to_string(path)?.trim().split_whitespace().collect::<Vec<_>>().join(" "))
+    Ok(std::fs::read_to_string(path)?.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 #[repr(C)]
