@@ -5,8 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages: iproute2 for network namespaces (emulation); build tools for the Rust core.
-apt_packages=(iproute2 build-essential pkg-config)
+# Debian packages: iproute2 and util-linux (unshare, nsenter) for network namespaces; iperf3,
+# iputils-ping, tshark and tcptrace for emulation tests, benchmarks and reading the pcaps;
+# build tools for the Rust core.
+apt_packages=(iproute2 util-linux iperf3 iputils-ping tshark tcptrace build-essential pkg-config)
 missing=()
 for p in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -15,7 +17,8 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "setup: installing Debian packages: ${missing[*]}"
     SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null 2>&1 \
+        || { echo "setup: apt-get install ${missing[*]} failed" >&2; exit 1; }
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then

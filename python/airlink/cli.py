@@ -185,12 +185,176 @@ def _reproduction_text(rep: Any) -> str:
 @click.option("--repeats", type=click.IntRange(1), default=5, show_default=True, help="Runs for the median run time.")
 @click.option("--jobs", type=click.IntRange(1), help="Threads for --full (default: the number of CPUs).")
 @click.option("--dumbbell", is_flag=True, help="Also run the TCP dumbbell (100 s simulated; about a minute).")
-def bench(as_json: bool, full: bool, repeats: int, jobs: int | None, dumbbell: bool) -> None:
-    """Measure event rates, WIPEMU run times and packet rates on this machine."""
+@click.option("--emu", "emu_parts", is_flag=False, flag_value="all", default=None, metavar="[PARTS]",
+              help="Benchmark the real-time emulator instead (needs root): all parts, or a comma list of "
+                   "linerate,delay,table2,throughput,cpu,idle,timing.")
+@click.option("--quick", is_flag=True, help="With --emu: shorter runs (a look, not figures to quote).")
+def bench(as_json: bool, full: bool, repeats: int, jobs: int | None, dumbbell: bool, emu_parts: str | None,
+          quick: bool) -> None:
+    """Measure event rates, WIPEMU run times and packet rates on this machine (--emu: the emulator's figures)."""
+    if emu_parts is not None:
+        from airlink import emubench
+
+        parts = emubench.PARTS if emu_parts == "all" else tuple(p.strip() for p in emu_parts.split(",") if p.strip())
+        unknown = [p for p in parts if p not in emubench.PARTS]
+        if unknown:
+            raise click.BadParameter(f"unknown part(s) {', '.join(unknown)}: expected {', '.join(emubench.PARTS)}",
+                                     param_hint="--emu")
+        progress = None if as_json else (lambda m: click.echo(f"... {m}", err=True))
+        report = emubench.run(parts, quick=quick, progress=progress)
+        click.echo(json.dumps(report, indent=2) if as_json else emubench.format_report(report))
+        return
     from airlink import bench as benchmarks
 
     results = benchmarks.run_benchmarks(full=full, repeats=repeats, jobs=jobs, dumbbell=dumbbell)
     click.echo(benchmarks.to_json(results) if as_json else benchmarks.format_table(results))
+
+
+def _emulation_errors(fn: Any) -> Any:
+    """Emulation failures (privileges, namespaces, files) become one line and exit code 1."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except _core.EmulationError as e:
+            click.echo(f"airlink: {e}", err=True)
+            sys.exit(EXIT_REFUSED)
+
+    return wrapper
+
+
+@cli.command(context_settings={"ignore_unknown_options": True})
+@scenario_argument
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), help="Run seed (default: the scenario's).")
+@set_option
+@click.option("--no-rt", is_flag=True, help="Do not try SCHED_FIFO/mlockall for the datapath.")
+@_emulation_errors
+def shell(scenario: Path, command: tuple[str, ...], seed: int | None, overrides: tuple[str, ...], no_rt: bool) -> None:
+    """Run COMMAND (default: an interactive shell) in a client namespace behind SCENARIO's link.
+
+    The server namespace at $AIRLINK_SERVER is reached only through the emulated link:
+    downlink server -> wired.down -> downlink -> client, uplink client -> uplink -> wired.up ->
+    server. Everything is torn down when COMMAND ends. Example:
+
+        airlink shell scenarios/wipemu/validation.toml -- ping -c 3 $AIRLINK_SERVER
+    """
+    from airlink import emulate as emulation
+
+    cmd = " ".join(_quote(c) for c in command) if command else None
+    code = emulation.shell(scenario, cmd, seed=seed, overrides=overrides, realtime=not no_rt)
+    sys.exit(code)
+
+
+def _quote(arg: str) -> str:
+    import shlex
+
+    # Keep $AIRLINK_SERVER and friends expandable inside the namespace.
+    return arg if arg.startswith("$AIRLINK_") and arg[1:].replace("_", "").isalnum() else shlex.quote(arg)
+
+
+@cli.command()
+@scenario_argument
+@click.option("--server", "server_cmd", metavar="CMD", help="Command in the server namespace, e.g. 'iperf3 -s -1'.")
+@click.option("--client", "client_cmd", metavar="CMD", required=True,
+              help="Command in the client namespace, e.g. 'iperf3 -c $AIRLINK_SERVER --json'.")
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), help="Run seed (default: the scenario's).")
+@set_option
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Results folder (default: results/emulate-<scenario file name>).")
+@click.option("--force", is_flag=True, help="Replace an existing results folder.")
+@click.option("--snaplen", type=click.IntRange(1, 262144), default=128, show_default=True,
+              help="Bytes kept of each packet in the pcaps (headers only by default).")
+@click.option("--timeout", type=click.FloatRange(0, min_open=True), help="Kill the client after this many seconds.")
+@click.option("--server-delay", type=click.FloatRange(0), default=0.5, show_default=True,
+              help="Seconds between starting the server and the client.")
+@click.option("--no-rt", is_flag=True, help="Do not try SCHED_FIFO/mlockall for the datapath.")
+@json_option
+@_emulation_errors
+def emulate(scenario: Path, server_cmd: str | None, client_cmd: str, seed: int | None, overrides: tuple[str, ...],
+            out: Path | None, force: bool, snaplen: int, timeout: float | None, server_delay: float, no_rt: bool,
+            as_json: bool) -> None:
+    """Run one command on each side of SCENARIO's emulated link and write a results folder.
+
+    The folder holds manifest.json (resolved scenario, kernel, sysctls), summary.json (link
+    counters, datapath timing, commands), links/events Parquet series, client.pcap and
+    server.pcap (application side, headers only) and the commands' stdout/stderr.
+    """
+    from airlink import emulate as emulation
+
+    command = click.get_current_context().meta.get("airlink.argv", sys.argv)
+    result = emulation.emulate(
+        scenario, client=client_cmd, server=server_cmd, out=out, seed=seed, overrides=overrides, force=force,
+        snaplen=snaplen, realtime=not no_rt, timeout=timeout, server_delay=server_delay, command=command,
+    )
+    if as_json:
+        click.echo(json.dumps(result.summary, indent=2))
+    else:
+        click.echo(_emulation_text(result.summary))
+        click.echo(f"results: {result.path}")
+    if not result.completed:
+        sys.exit(EXIT_REFUSED)
+
+
+def _emulation_text(summary: dict[str, Any]) -> str:
+    dp = summary["datapath"]
+    lines = [f"{summary['scenario']}: {'completed' if summary['completed'] else 'NOT completed'} in {summary['duration_s']:.2f} s"]
+    for c in summary["commands"]:
+        lines.append(f"  {c['side']:<6} exit {c['exit_code']}: {c['command']}")
+    for link in summary["links"]:
+        lines.append(f"  {link['name']:<10} {link['model']:<7} in {link['packets_in']:>8}  out {link['packets_out']:>8}  "
+                     f"queue drops {link['queue_drops']}  loss {link['loss_drops']}")
+    late = dp["lateness"]
+    lines.append(f"  lateness us: mean {late['mean_us']:.1f}  p50 {late['p50_us']:.0f}  p99 {late['p99_us']:.0f}  "
+                 f"max {late['max_us']:.0f} over {late['packets']} packets; malformed {dp['malformed_client'] + dp['malformed_server']}")
+    for w in summary["realtime"]["warnings"]:
+        lines.append(f"  warning: {w}")
+    return "\n".join(lines)
+
+
+@cli.command()
+@click.option("--requests", type=click.IntRange(1), default=1000, show_default=True, help="Sleep requests per method.")
+@click.option("--min", "min_ms", type=click.FloatRange(0), default=1.0, show_default=True, help="Shortest request, ms.")
+@click.option("--max", "max_ms", type=click.FloatRange(0, min_open=True), default=100.0, show_default=True,
+              help="Longest request, ms.")
+@click.option("--method", "methods", multiple=True, type=click.Choice(["select-relative", "nanosleep-relative",
+              "sleep-with-slack", "busy-wait", "absolute-sleep", "hybrid"]), help="Measure only these (repeatable).")
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the request series.")
+@click.option("--no-rt", is_flag=True, help="Measure at normal priority.")
+@json_option
+def timing(requests: int, min_ms: float, max_ms: float, methods: tuple[str, ...], seed: int, no_rt: bool, as_json: bool) -> None:
+    """Measure sleep accuracy on this machine, as the Seawind paper's Table 1.
+
+    With the defaults (1000 requests of 1..100 ms, six methods) this takes about five minutes;
+    --requests 100 --max 10 is a quick look.
+    """
+    from airlink import timing as timing_mod
+
+    if max_ms < min_ms:
+        raise click.BadParameter("--max is below --min", param_hint="--max")
+    progress = None if as_json or not sys.stderr.isatty() else (lambda m: click.echo(f"measuring {m} ...", err=True))
+    rows = timing_mod.measure(methods or timing_mod.METHODS, requests=requests, min_ms=min_ms, max_ms=max_ms,
+                              seed=seed, realtime=not no_rt, progress=progress)
+    click.echo(json.dumps(rows, indent=2) if as_json else timing_mod.format_table(rows))
+
+
+@cli.command()
+@json_option
+def doctor(as_json: bool) -> None:
+    """Check what this machine allows the emulator: namespaces, TUN, privileges, congestion controls, RT."""
+    checks = json.loads(_core.doctor())
+    if as_json:
+        click.echo(json.dumps(checks, indent=2))
+    else:
+        for c in checks:
+            mark = "ok  " if c["ok"] else ("FAIL" if c["required"] else "warn")
+            click.echo(f"{mark} {c['name']:<34} {c['detail']}")
+        missing = [c["name"] for c in checks if c["required"] and not c["ok"]]
+        click.echo("emulation: " + ("possible" if not missing else "not possible, missing: " + ", ".join(missing)))
+    if any(c["required"] and not c["ok"] for c in checks):
+        sys.exit(EXIT_REFUSED)
 
 
 def _exit_on_sigterm(signum: int, frame: object) -> NoReturn:

@@ -18,9 +18,11 @@
 
 mod ofdm4g;
 mod pipe;
+mod trace;
 
 pub use ofdm4g::{Ofdm4gDownlink, Ofdm4gModulation, Ofdm4gParams, SlotAllocation};
 pub use pipe::{Pipe, PipeParams, QueueLimit};
+pub use trace::{Trace, TraceError, TraceLink, TraceParams, OPPORTUNITY_BYTES};
 
 use airlink_engine::Instant;
 

@@ -12,6 +12,12 @@ use pyo3::types::PyDict;
 use std::sync::Mutex;
 
 create_exception!(_core, ScenarioError, PyValueError, "A scenario file or override is invalid.");
+create_exception!(
+    _core,
+    EmulationError,
+    pyo3::exceptions::PyRuntimeError,
+    "Emulation could not start or run (privileges, namespaces, TUN devices, output files)."
+);
 
 fn load(text: &str, source: &str, seed: Option<u64>, overrides: Vec<String>) -> PyResult<Scenario> {
     let parsed = Scenario::from_toml(text, source).map_err(|e| ScenarioError::new_err(e.to_string()))?;
@@ -156,8 +162,195 @@ fn dumbbell_scenario(bottleneck_bps: u64, flows: u32, seconds: u32, rtt_ms: u32)
     airlink_sim::dumbbell::dumbbell_toml(bottleneck_bps, flows, seconds, rtt_ms)
 }
 
+fn tables_to_dict<'py>(py: Python<'py>, tables: Vec<(&'static str, airlink_sim::metrics::Table)>) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    for (name, table) in tables {
+        let cols = PyDict::new(py);
+        for (col, values) in table.columns {
+            match values {
+                Column::U64(v) => cols.set_item(col, v)?,
+                Column::I64(v) => cols.set_item(col, v)?,
+                Column::F64(v) => cols.set_item(col, v)?,
+                Column::Str(v) => cols.set_item(col, v)?,
+            }
+        }
+        out.set_item(name, cols)?;
+    }
+    Ok(out)
+}
+
+fn emu_err(e: airlink_emu::EmuError) -> PyErr {
+    match e {
+        airlink_emu::EmuError::Build(m) => ScenarioError::new_err(m),
+        other => EmulationError::new_err(other.to_string()),
+    }
+}
+
+/// A running real-time emulation: two network namespaces joined through the scenario's
+/// links. Bound to the thread that created it (its helper processes die with that thread).
+#[pyclass(module = "airlink._core", unsendable)]
+struct Emulation {
+    emu: airlink_emu::Emulation,
+    scenario: Scenario,
+    children: std::collections::HashMap<u32, std::process::Child>,
+}
+
+#[pymethods]
+impl Emulation {
+    /// Starts the emulation: namespaces, TUN devices, `[emulation]` settings, datapath.
+    #[new]
+    #[pyo3(signature = (text, source, seed=None, overrides=Vec::new(), pcap_dir=None, snaplen=128, realtime=true, guard_us=50, mlock=true))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        text: &str,
+        source: &str,
+        seed: Option<u64>,
+        overrides: Vec<String>,
+        pcap_dir: Option<std::path::PathBuf>,
+        snaplen: u32,
+        realtime: bool,
+        guard_us: u64,
+        mlock: bool,
+    ) -> PyResult<Self> {
+        let scenario = load(text, source, seed, overrides)?;
+        let opts = airlink_emu::EmuOptions { pcap_dir, snaplen, realtime, guard_ns: guard_us * 1000, mlock };
+        let _ = py;
+        let emu = airlink_emu::Emulation::start(&scenario, &opts).map_err(emu_err)?;
+        Ok(Emulation { emu, scenario, children: Default::default() })
+    }
+
+    #[getter]
+    fn seed(&self) -> u64 {
+        self.scenario.seed
+    }
+    #[getter]
+    fn name(&self) -> String {
+        self.scenario.name.clone()
+    }
+    #[getter]
+    fn server_address(&self) -> &'static str {
+        self.emu.server_address()
+    }
+    #[getter]
+    fn client_address(&self) -> &'static str {
+        self.emu.client_address()
+    }
+    /// Changes made outside the namespaces (e.g. a congestion control allowed host-wide).
+    #[getter]
+    fn host_changes(&self) -> Vec<String> {
+        self.emu.host_changes().to_vec()
+    }
+    /// Datapath wake-ups so far.
+    #[getter]
+    fn wakeups(&self) -> u64 {
+        self.emu.wakeups()
+    }
+    fn resolved_scenario(&self) -> String {
+        self.scenario.to_toml()
+    }
+    /// Sysctls read back from each namespace: {"client": {key: value}, "server": {...}}.
+    fn sysctls<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        for (side, kv) in self.emu.sysctls() {
+            let d = PyDict::new(py);
+            for (k, v) in kv {
+                d.set_item(k, v)?;
+            }
+            out.set_item(*side, d)?;
+        }
+        Ok(out)
+    }
+
+    /// Starts `sh -c command` in the "client" or "server" namespace; output goes to the
+    /// given files (or is inherited). Returns a handle for `poll`/`kill`.
+    #[pyo3(signature = (side, command, stdout=None, stderr=None, interactive=false))]
+    fn spawn(&mut self, side: &str, command: &str, stdout: Option<std::path::PathBuf>, stderr: Option<std::path::PathBuf>, interactive: bool) -> PyResult<u32> {
+        let role = match side {
+            "client" => airlink_emu::Role::Client,
+            "server" => airlink_emu::Role::Server,
+            other => return Err(PyValueError::new_err(format!("unknown side {other:?}: expected \"client\" or \"server\""))),
+        };
+        let open = |p: Option<std::path::PathBuf>| -> PyResult<Option<std::fs::File>> {
+            p.map(|p| std::fs::File::create(&p).map_err(|e| EmulationError::new_err(format!("cannot write {}: {e}", p.display())))).transpose()
+        };
+        let child = self.emu.spawn(role, command, open(stdout)?, open(stderr)?, !interactive).map_err(emu_err)?;
+        let id = child.id();
+        self.children.insert(id, child);
+        Ok(id)
+    }
+
+    /// The exit code of a spawned command (negative: killed by that signal), or None while it runs.
+    fn poll(&mut self, handle: u32) -> PyResult<Option<i32>> {
+        use std::os::unix::process::ExitStatusExt;
+        let child = self.children.get_mut(&handle).ok_or_else(|| PyValueError::new_err(format!("no command {handle}")))?;
+        Ok(child
+            .try_wait()
+            .map_err(|e| EmulationError::new_err(format!("waitpid: {e}")))?
+            .map(|st| st.code().unwrap_or_else(|| -st.signal().unwrap_or(0))))
+    }
+
+    /// Sends SIGTERM (or SIGKILL with `force`) to a spawned command.
+    #[pyo3(signature = (handle, force=false))]
+    fn kill(&mut self, handle: u32, force: bool) {
+        if self.children.contains_key(&handle) {
+            let sig = if force { libc::SIGKILL } else { libc::SIGTERM };
+            // SAFETY: signalling a child of ours that has not been reaped.
+            unsafe { libc::kill(handle as libc::pid_t, sig) };
+        }
+    }
+
+    /// The time series collected so far as {table: {column: list}}, emptied.
+    fn drain<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        tables_to_dict(py, self.emu.drain())
+    }
+
+    /// Stops everything (commands, namespaces, datapath) and returns the summary JSON.
+    fn stop(&mut self) -> String {
+        let v = self.emu.stop();
+        for (_, mut c) in self.children.drain() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        serde_json::to_string_pretty(&v).expect("summaries serialise")
+    }
+}
+
+/// Measures one way of waiting (airlink timing); returns its statistics as JSON.
+#[pyfunction]
+#[pyo3(signature = (method, requests=1000, min_ms=1.0, max_ms=100.0, seed=1, realtime=true))]
+fn timing_measure(py: Python<'_>, method: &str, requests: usize, min_ms: f64, max_ms: f64, seed: u64, realtime: bool) -> PyResult<String> {
+    use airlink_emu::timing;
+    let m = timing::Method::parse(method).ok_or_else(|| {
+        let names: Vec<String> = timing::Method::ALL.iter().map(|m| serde_json::to_string(m).unwrap()).collect();
+        PyValueError::new_err(format!("unknown method {method:?}: expected one of {}", names.join(", ")))
+    })?;
+    let series = timing::request_series(requests, min_ms, max_ms, seed);
+    let (stats, rt) = py.detach(move || {
+        std::thread::spawn(move || {
+            let rt = realtime.then(|| airlink_emu::rt::apply(true, false));
+            (timing::measure(m, &series), rt)
+        })
+        .join()
+        .expect("timing thread")
+    });
+    let mut v = serde_json::to_value(&stats).expect("serialises");
+    v["realtime"] = serde_json::to_value(rt.map(|r| r.sched_fifo.is_none())).expect("serialises");
+    Ok(v.to_string())
+}
+
+/// Machine checks for emulation (airlink doctor), as JSON.
+#[pyfunction]
+fn doctor(py: Python<'_>) -> String {
+    py.detach(|| serde_json::to_string_pretty(&airlink_emu::doctor::checks()).expect("serialises"))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("EmulationError", m.py().get_type::<EmulationError>())?;
+    m.add_class::<Emulation>()?;
+    m.add_function(wrap_pyfunction!(timing_measure, m)?)?;
+    m.add_function(wrap_pyfunction!(doctor, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_class::<Simulation>()?;

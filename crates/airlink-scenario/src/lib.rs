@@ -167,6 +167,28 @@ impl Scenario {
                 return Err((at("sinusoids"), "expected at least 8 sinusoids per tap".into()));
             }
         }
+        let e = &self.emulation;
+        let at = |k: &str| p(&["emulation", k]);
+        if !(68..=65535).contains(&e.mtu) {
+            return Err((at("mtu"), format!("{} is not a usable MTU: expected 68 to 65535", e.mtu)));
+        }
+        if e.offloads {
+            return Err((at("offloads"), "offloads are not supported by the TUN datapath: expected false".into()));
+        }
+        if let Some(c) = &e.congestion {
+            if c.is_empty() || !c.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_') {
+                return Err((at("congestion"), format!("\"{c}\" is not a congestion control name: expected e.g. \"cubic\", \"reno\", \"bbr\"")));
+            }
+        }
+        for (k, v) in &e.sysctl {
+            let well_formed = k.starts_with("net.") && k.split('.').all(|part| !part.is_empty() && part.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-'));
+            if !well_formed {
+                return Err((at("sysctl"), format!("`{k}` is not a per-namespace sysctl: expected a key under net., like net.ipv4.tcp_timestamps")));
+            }
+            if v.contains('\n') {
+                return Err((at("sysctl"), format!("the value of `{k}` has a line break: expected one line")));
+            }
+        }
         for (i, f) in self.flow.iter().enumerate() {
             f.validate(self).map_err(|(mut path, message)| {
                 path.splice(0..0, ["flow".to_string(), i.to_string()]);

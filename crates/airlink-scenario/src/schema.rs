@@ -49,6 +49,61 @@ pub struct Scenario {
     pub uplink: UplinkConfig,
     /// The flows (`[[flow]]`), at least one.
     pub flow: Vec<FlowConfig>,
+    /// Settings of the two network namespaces in real-time emulation (ignored in simulation).
+    #[serde(default)]
+    pub emulation: EmulationConfig,
+}
+
+/// `[emulation]`: how the client and server namespaces are set up in real-time emulation.
+/// Both namespaces get the same settings; simulation ignores the table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmulationConfig {
+    /// The kernel's TCP congestion control in both namespaces (`net.ipv4.tcp_congestion_control`),
+    /// e.g. `"cubic"`, `"reno"`, `"bbr"`. Default: the kernel's default (bbr on airlink's machines),
+    /// recorded in the run's manifest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub congestion: Option<String>,
+    /// Per-namespace sysctls (keys under `net.`), e.g. `{ "net.ipv4.tcp_timestamps" = "0" }`.
+    /// Values are written as given; numbers and booleans are accepted too.
+    #[serde(default, deserialize_with = "sysctl_values")]
+    pub sysctl: std::collections::BTreeMap<String, String>,
+    /// MTU of the emulated interfaces in bytes. Default 1500.
+    #[serde(default = "default_emu_mtu")]
+    pub mtu: u32,
+    /// Segmentation offloads (GSO/GRO) on the emulated interfaces. Default false: every packet
+    /// crosses the link models as the IP packet it is on the wire. Only `false` is supported.
+    #[serde(default)]
+    pub offloads: bool,
+}
+
+fn default_emu_mtu() -> u32 {
+    1500
+}
+
+impl Default for EmulationConfig {
+    fn default() -> Self {
+        EmulationConfig { congestion: None, sysctl: Default::default(), mtu: default_emu_mtu(), offloads: false }
+    }
+}
+
+fn sysctl_values<'de, D: serde::Deserializer<'de>>(d: D) -> Result<std::collections::BTreeMap<String, String>, D::Error> {
+    let raw = std::collections::BTreeMap::<String, toml::Value>::deserialize(d)?;
+    raw.into_iter()
+        .map(|(k, v)| {
+            let text = match v {
+                toml::Value::String(s) => s,
+                toml::Value::Integer(i) => i.to_string(),
+                toml::Value::Boolean(b) => (b as u8).to_string(),
+                other => {
+                    return Err(serde::de::Error::custom(format!(
+                        "sysctl `{k}` = {other}: expected a string, an integer or a boolean"
+                    )))
+                }
+            };
+            Ok((k, text))
+        })
+        .collect()
 }
 
 fn default_seed() -> u64 {
@@ -107,6 +162,25 @@ impl Default for PipeConfig {
 pub enum DownlinkConfig {
     Ofdm4g(Box<Ofdm4gConfig>),
     Pipe(PipeConfig),
+    /// `downlink.trace = { file = "...", delay = "..", queue = .. }`: capacity from a
+    /// Mahimahi delivery-opportunity trace.
+    Trace(TraceConfig),
+}
+
+/// A trace-driven link (Mahimahi's `mm-link` format: one integer millisecond per line, each an
+/// opportunity to deliver 1500 bytes; the trace repeats). The file is read when the scenario
+/// is built into models, not when it is parsed.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceConfig {
+    /// Path of the trace file, relative to the working directory of the run.
+    pub file: String,
+    /// One-way delay added after the link. Default 0.
+    #[serde(default = "zero_time")]
+    pub delay: Time,
+    /// Drop-tail queue limit in packets or bytes. Default 1000 packets.
+    #[serde(default = "default_pipe_queue")]
+    pub queue: QueueLimit,
 }
 
 /// The uplink model: `[uplink.pipe]`.

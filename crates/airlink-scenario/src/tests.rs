@@ -122,3 +122,40 @@ fn resolved_scenarios_round_trip() {
     let again = Scenario::from_toml(&text, "x.toml").unwrap();
     assert_eq!(text, again.to_toml());
 }
+
+#[test]
+fn the_emulation_table_is_strict_and_optional() {
+    let s = Scenario::from_toml(MINIMAL, "x.toml").unwrap();
+    assert_eq!(s.emulation, EmulationConfig::default());
+    assert_eq!(s.emulation.mtu, 1500);
+    let text = format!("{MINIMAL}\n[emulation]\ncongestion = \"cubic\"\nmtu = 9000\nsysctl = {{ \"net.ipv4.tcp_timestamps\" = 0, \"net.ipv4.tcp_sack\" = \"1\" }}\n");
+    let s = Scenario::from_toml(&text, "x.toml").unwrap();
+    assert_eq!(s.emulation.congestion.as_deref(), Some("cubic"));
+    assert_eq!(s.emulation.mtu, 9000);
+    assert_eq!(s.emulation.sysctl["net.ipv4.tcp_timestamps"], "0");
+    // The resolved scenario keeps the table and parses again.
+    let again = Scenario::from_toml(&s.to_toml(), "again.toml").unwrap();
+    assert_eq!(again.emulation, s.emulation);
+
+    let e = err(&format!("{MINIMAL}\n[emulation]\nqdisc = \"fq\"\n"));
+    assert!(e.message.contains("unknown field `qdisc`"), "{e}");
+    let e = err(&format!("{MINIMAL}\n[emulation]\nsysctl = {{ \"kernel.pid_max\" = 5 }}\n"));
+    assert!(e.message.contains("not a per-namespace sysctl"), "{e}");
+    assert!(e.line.is_some());
+    let e = err(&format!("{MINIMAL}\n[emulation]\nmtu = 20\n"));
+    assert!(e.message.contains("expected 68 to 65535"), "{e}");
+    let e = err(&format!("{MINIMAL}\n[emulation]\ncongestion = \"cu bic\"\n"));
+    assert!(e.message.contains("congestion control name"), "{e}");
+}
+
+#[test]
+fn trace_downlinks_parse_without_reading_the_file() {
+    let text = "downlink.trace = { file = \"does/not/exist.trace\", delay = \"20 ms\" }\n[[flow]]\n";
+    let s = Scenario::from_toml(text, "t.toml").unwrap();
+    let DownlinkConfig::Trace(t) = &s.downlink else { panic!() };
+    assert_eq!(t.file, "does/not/exist.trace");
+    assert_eq!(t.delay.0, airlink_engine::Duration::from_millis(20));
+    assert_eq!(t.queue, QueueLimit::Packets(1000));
+    let e = err("downlink.trace = { file = \"x\", rate = \"1 Mbit/s\" }\n[[flow]]\n");
+    assert!(e.message.contains("unknown field `rate`"), "{e}");
+}

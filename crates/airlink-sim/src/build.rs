@@ -102,6 +102,7 @@ pub fn scenario_links<P: Packet + Send + 'static>(s: &sc::Scenario) -> Result<Ve
     let downlink = match &s.downlink {
         sc::DownlinkConfig::Ofdm4g(o) => ofdm4g(o, seed)?,
         sc::DownlinkConfig::Pipe(p) => pipe("downlink", p, seed),
+        sc::DownlinkConfig::Trace(t) => trace_link(t)?,
     };
     let sc::UplinkConfig::Pipe(up) = &s.uplink;
     Ok(vec![pipe("wired.down", &s.wired, seed), downlink, pipe("uplink", up, seed), pipe("wired.up", &s.wired, seed)])
@@ -109,6 +110,13 @@ pub fn scenario_links<P: Packet + Send + 'static>(s: &sc::Scenario) -> Result<Ve
 
 fn pipe<P: Packet + Send + 'static>(name: &'static str, p: &sc::PipeConfig, seed: u64) -> BuiltLink<P> {
     BuiltLink { name, model: "pipe", link: Box::new(Pipe::new(pipe_params(p), RngStream::derive(seed, name))) }
+}
+
+fn trace_link<P: Packet + Send + 'static>(t: &sc::TraceConfig) -> Result<BuiltLink<P>, BuildError> {
+    let trace = airlink_link::Trace::from_file(std::path::Path::new(&t.file))
+        .map_err(|e| BuildError(format!("downlink.trace.file: {e}")))?;
+    let params = airlink_link::TraceParams { delay: t.delay.0, queue_limit: queue_limit(t.queue) };
+    Ok(BuiltLink { name: "downlink", model: "trace", link: Box::new(airlink_link::TraceLink::new(trace, params)) })
 }
 
 fn odd_k(m: sc::OddKModelName) -> OddKModel {

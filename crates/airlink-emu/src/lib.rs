@@ -1,0 +1,344 @@
+//! Real-time emulation: real applications and the kernel's TCP/UDP over airlink's link models.
+//!
+//! Two network namespaces, *client* and *server*, are joined only through a TUN device in
+//! each and airlink's datapath between them, which runs the scenario's four links (built by
+//! [`airlink_sim::build::scenario_links`], so every simulation link model runs here unchanged):
+//! downward `server → wired.down → downlink → client`, upward `client → uplink → wired.up →
+//! server`. See [`datapath`] for how packets are timed and [`ns`] for why teardown always
+//! works. This crate is the only one that reads the clock and does I/O; the models stay
+//! sans-IO.
+//!
+//! Driver contract: [`Emulation::start`] sets everything up and starts the datapath and writer
+//! threads; [`Emulation::spawn`] runs commands in either namespace; [`Emulation::drain`]
+//! hands over the time series; [`Emulation::stop`] (or drop) stops the threads, kills every
+//! process in the namespaces and returns the summary. Call them from one long-lived thread:
+//! helper processes are tied to the thread that spawned them (`PR_SET_PDEATHSIG`).
+//!
+//! Room for airlink's own transports in real time: a third endpoint kind (a UDP socket)
+//! can feed the same four links through [`datapath`]'s stage queues.
+
+pub mod datapath;
+pub mod doctor;
+pub mod ns;
+pub mod packet;
+pub mod rt;
+pub mod timing;
+pub mod writer;
+
+use airlink_phy::Modulation;
+use airlink_scenario::Scenario;
+use airlink_sim::metrics::Table;
+use airlink_sim::LinkSummary;
+use datapath::{DatapathConfig, DatapathParts, DatapathReport, LiveCounters, StopHandle};
+use ns::{Namespace, NsError, CLIENT_ADDR, SERVER_ADDR};
+use packet::EmuPacket;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::PathBuf;
+use std::process::Child;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+/// Why an emulation could not start or run.
+#[derive(Debug)]
+pub enum EmuError {
+    /// The scenario parsed but cannot be built into link models.
+    Build(String),
+    /// Namespaces, TUN devices, sysctls or commands: the OS refused (message says what).
+    Os(String),
+    /// A results file could not be written.
+    Output(String),
+}
+
+impl std::fmt::Display for EmuError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EmuError::Build(m) | EmuError::Os(m) | EmuError::Output(m) => f.write_str(m),
+        }
+    }
+}
+impl std::error::Error for EmuError {}
+
+impl From<NsError> for EmuError {
+    fn from(e: NsError) -> Self {
+        EmuError::Os(e.0)
+    }
+}
+
+/// How to run an emulation (what the scenario does not say).
+#[derive(Clone, Debug)]
+pub struct EmuOptions {
+    /// Folder for `client.pcap` and `server.pcap`; `None` = no capture.
+    pub pcap_dir: Option<PathBuf>,
+    /// Bytes kept of each packet in the pcaps. Default 128: IP and TCP headers with options.
+    pub snaplen: u32,
+    /// Try SCHED_FIFO and mlockall for the datapath thread.
+    pub realtime: bool,
+    /// Guard of the hybrid wait in ns.
+    pub guard_ns: u64,
+    /// Lock the process's memory (mlockall) when `realtime`.
+    pub mlock: bool,
+}
+
+impl Default for EmuOptions {
+    fn default() -> Self {
+        EmuOptions { pcap_dir: None, snaplen: 128, realtime: true, guard_ns: timing::DEFAULT_GUARD_NS, mlock: true }
+    }
+}
+
+/// The sysctls recorded in the manifest (read back from each namespace).
+pub const RECORDED_SYSCTLS: &[&str] = &[
+    "net.ipv4.tcp_congestion_control",
+    "net.ipv4.tcp_available_congestion_control",
+    "net.ipv4.tcp_timestamps",
+    "net.ipv4.tcp_sack",
+    "net.ipv4.tcp_window_scaling",
+    "net.ipv4.tcp_ecn",
+    "net.ipv4.tcp_rmem",
+    "net.ipv4.tcp_wmem",
+    "net.ipv4.tcp_no_metrics_save",
+    "net.ipv4.tcp_slow_start_after_idle",
+    "net.ipv4.tcp_min_tso_segs",
+    "net.core.default_qdisc",
+    "net.ipv6.conf.all.disable_ipv6",
+];
+
+type DatapathResult = (Vec<airlink_sim::build::BuiltLink<EmuPacket>>, DatapathReport, rt::RtReport);
+
+/// A running emulation; see the crate documentation.
+pub struct Emulation {
+    scenario: Scenario,
+    // Declared before the threads: dropped (killed) last is fine either way, `stop` orders it.
+    server: Option<Namespace>,
+    client: Option<Namespace>,
+    stop: StopHandle,
+    datapath: Option<JoinHandle<DatapathResult>>,
+    writer: Option<JoinHandle<writer::WriterReport>>,
+    series: Arc<Mutex<writer::Series>>,
+    live: Arc<LiveCounters>,
+    sysctls: BTreeMap<&'static str, Vec<(String, String)>>,
+    host_changes: Vec<String>,
+    finished: Option<serde_json::Value>,
+}
+
+/// Which namespace.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Role {
+    Client,
+    Server,
+}
+
+impl Emulation {
+    /// Creates the namespaces and TUN devices, applies `[emulation]`, starts the threads.
+    pub fn start(s: &Scenario, opts: &EmuOptions) -> Result<Emulation, EmuError> {
+        let links = airlink_sim::build::scenario_links::<EmuPacket>(s).map_err(|e| EmuError::Build(e.0))?;
+        let e = &s.emulation;
+        // Output files first: a bad path is refused before anything is created.
+        let (pc, ps) = match &opts.pcap_dir {
+            Some(dir) => (
+                Some(writer::open_pcap(&dir.join("client.pcap"), opts.snaplen).map_err(EmuError::Output)?),
+                Some(writer::open_pcap(&dir.join("server.pcap"), opts.snaplen).map_err(EmuError::Output)?),
+            ),
+            None => (None, None),
+        };
+        let server = Namespace::create("server")?;
+        let client = Namespace::create("client")?;
+        let server_fd = ns::configure(&server, SERVER_ADDR, CLIENT_ADDR, e.mtu)?;
+        let client_fd = ns::configure(&client, CLIENT_ADDR, SERVER_ADDR, e.mtu)?;
+        let mut sysctls = BTreeMap::new();
+        let mut host_changes = Vec::new();
+        for (label, n) in [("client", &client), ("server", &server)] {
+            if let Some(cc) = &e.congestion {
+                allow_congestion_control(cc, &mut host_changes);
+                n.set_sysctl("net.ipv4.tcp_congestion_control", cc).map_err(|err| {
+                    let available = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap_or_default();
+                    EmuError::Os(format!(
+                        "emulation.congestion = \"{cc}\": the kernel refused it ({err}); available here: {}",
+                        available.trim()
+                    ))
+                })?;
+            }
+            for (k, v) in &e.sysctl {
+                n.set_sysctl(k, v).map_err(|err| EmuError::Os(format!("emulation.sysctl in the {label} namespace: {err}")))?;
+            }
+            sysctls.insert(label, n.get_sysctls(RECORDED_SYSCTLS));
+        }
+        let (tx, rx) = std::sync::mpsc::sync_channel(1 << 16);
+        let series = Arc::new(Mutex::new(writer::Series::default()));
+        let origin = timing::monotonic_ns();
+        let realtime_offset = timing::realtime_ns() as i128 - timing::monotonic_ns() as i128;
+        let writer = {
+            let series = series.clone();
+            std::thread::Builder::new()
+                .name("airlink-writer".into())
+                .spawn(move || writer::run(rx, pc, ps, series, origin, realtime_offset))
+                .map_err(|e| EmuError::Os(format!("cannot start the writer thread: {e}")))?
+        };
+        let cfg = DatapathConfig {
+            guard_ns: opts.guard_ns,
+            sample_interval: s.sample_interval.0,
+            snaplen: if opts.pcap_dir.is_some() { opts.snaplen } else { 0 },
+            rt_fifo: opts.realtime,
+            mlock: opts.realtime && opts.mlock,
+        };
+        let parts = DatapathParts { links, client: client_fd, server: server_fd, origin_mono_ns: origin, records: tx, cfg, mtu: e.mtu };
+        let (stop, run) = datapath::prepare(parts).map_err(|e| EmuError::Os(e.to_string()))?;
+        let live = Arc::new(LiveCounters::default());
+        let datapath = {
+            let live = live.clone();
+            std::thread::Builder::new()
+                .name("airlink-datapath".into())
+                .spawn(move || run(&live))
+                .map_err(|e| EmuError::Os(format!("cannot start the datapath thread: {e}")))?
+        };
+        Ok(Emulation {
+            scenario: s.clone(),
+            server: Some(server),
+            client: Some(client),
+            stop,
+            datapath: Some(datapath),
+            writer: Some(writer),
+            series,
+            live,
+            sysctls,
+            host_changes,
+            finished: None,
+        })
+    }
+
+    pub fn server_address(&self) -> &'static str {
+        SERVER_ADDR
+    }
+    pub fn client_address(&self) -> &'static str {
+        CLIENT_ADDR
+    }
+
+    /// Sysctls read back from each namespace after set-up, for the manifest.
+    pub fn sysctls(&self) -> &BTreeMap<&'static str, Vec<(String, String)>> {
+        &self.sysctls
+    }
+
+    /// Changes made outside the namespaces (reported in the manifest).
+    pub fn host_changes(&self) -> &[String] {
+        &self.host_changes
+    }
+
+    /// Wake-ups of the datapath so far (for idle measurements).
+    pub fn wakeups(&self) -> u64 {
+        self.live.wakeups.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Starts `sh -c command` in a namespace; `AIRLINK_SERVER` and `AIRLINK_CLIENT` are set.
+    pub fn spawn(&self, role: Role, command: &str, stdout: Option<File>, stderr: Option<File>, stdin_null: bool) -> Result<Child, EmuError> {
+        let n = match role {
+            Role::Client => self.client.as_ref(),
+            Role::Server => self.server.as_ref(),
+        }
+        .ok_or_else(|| EmuError::Os("the emulation has stopped".into()))?;
+        let env = vec![
+            ("AIRLINK_SERVER".to_string(), SERVER_ADDR.to_string()),
+            ("AIRLINK_CLIENT".to_string(), CLIENT_ADDR.to_string()),
+            ("AIRLINK_SIDE".to_string(), if role == Role::Client { "client" } else { "server" }.to_string()),
+        ];
+        Ok(n.spawn(command, &env, stdout, stderr, stdin_null)?)
+    }
+
+    /// The time series collected so far (`links`, `events`), emptied.
+    pub fn drain(&self) -> Vec<(&'static str, Table)> {
+        self.series.lock().unwrap_or_else(|p| p.into_inner()).drain()
+    }
+
+    /// Stops the datapath and writer, kills everything in the namespaces, returns the summary.
+    pub fn stop(&mut self) -> serde_json::Value {
+        if let Some(v) = &self.finished {
+            return v.clone();
+        }
+        // Processes first, so nothing is left writing into a device that is going away.
+        for n in [self.client.take(), self.server.take()].into_iter().flatten() {
+            drop(n);
+        }
+        self.stop.stop();
+        let (links, report, rt) = match self.datapath.take().map(|h| h.join()) {
+            Some(Ok(r)) => r,
+            _ => (Vec::new(), DatapathReport::default(), rt::RtReport::default()),
+        };
+        let writer = self.writer.take().and_then(|h| h.join().ok()).unwrap_or_default();
+        let summary = summary(&self.scenario, &links, &report, &rt, &writer);
+        self.finished = Some(summary.clone());
+        summary
+    }
+}
+
+/// A namespace other than the initial one may only make a congestion control its default if
+/// the host lists it in `net.ipv4.tcp_allowed_congestion_control` (else EPERM). Adds it there
+/// when it is missing (a host-wide change, reported).
+fn allow_congestion_control(cc: &str, changes: &mut Vec<String>) {
+    const ALLOWED: &str = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
+    let Ok(current) = std::fs::read_to_string(ALLOWED) else { return };
+    if current.split_whitespace().any(|c| c == cc) {
+        return;
+    }
+    let wanted = format!("{} {cc}", current.trim());
+    if std::fs::write(ALLOWED, &wanted).is_ok() {
+        changes.push(format!("net.ipv4.tcp_allowed_congestion_control: \"{}\" -> \"{wanted}\"", current.trim()));
+    }
+}
+
+impl Drop for Emulation {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+#[derive(Serialize)]
+struct Realtime<'a> {
+    granted: bool,
+    refused: &'a rt::RtReport,
+    warnings: Vec<String>,
+}
+
+/// The emulation summary: per-link counters with the simulator's fields, then the datapath's.
+fn summary(
+    s: &Scenario,
+    links: &[airlink_sim::build::BuiltLink<EmuPacket>],
+    report: &DatapathReport,
+    rt: &rt::RtReport,
+    writer: &writer::WriterReport,
+) -> serde_json::Value {
+    let links: Vec<LinkSummary> = links
+        .iter()
+        .map(|l| {
+            let st = l.link.stats();
+            LinkSummary {
+                name: l.name,
+                model: l.model,
+                packets_in: st.packets_in,
+                packets_out: st.packets_out,
+                bytes_out: st.bytes_out,
+                queue_drops: st.queue_drops,
+                loss_drops: st.loss_drops,
+                frames_sent: st.frames_sent,
+                frame_errors: st.frame_errors,
+                arq_retransmissions: st.arq_retransmissions,
+                packets_given_up: st.packets_given_up,
+                // The receiving kernel drops corrupted packets; airlink does not see it.
+                checksum_drops: 0,
+                time_in_modulation_s: Modulation::ALL
+                    .iter()
+                    .filter(|m| st.slots_per_modulation[m.bits() as usize - 1] > 0)
+                    .map(|m| (m.name(), st.slots_per_modulation[m.bits() as usize - 1] as f64 * st.slot_duration_s))
+                    .collect(),
+            }
+        })
+        .collect();
+    serde_json::json!({
+        "scenario": s.name,
+        "seed": s.seed,
+        "mode": "emulation",
+        "links": links,
+        "datapath": report,
+        "realtime": Realtime { granted: rt.all_granted(), refused: rt, warnings: rt.warnings() },
+        "pcap": { "records": writer.pcap_records, "errors": writer.errors },
+    })
+}

@@ -1,0 +1,139 @@
+//! The emulator's packet: the real bytes of an IP packet read from a TUN device.
+
+use airlink_link::Packet;
+
+/// An IP packet crossing the emulated link. Bit errors flip the real bits.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EmuPacket {
+    pub data: Vec<u8>,
+    flow: u32,
+}
+
+/// Why a packet read from a TUN device was not forwarded.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Malformed {
+    /// Not IPv4 or IPv6 (first nibble), or shorter than an IP header.
+    NotIp,
+    /// An IP header whose lengths do not add up.
+    BadHeader,
+}
+
+impl EmuPacket {
+    /// Checks that `data` is an IP packet and derives its flow id: a hash (FNV-1a, stable
+    /// across versions) of the 5-tuple, or of the addresses and protocol for other
+    /// protocols. Malformed packets are refused (counted by the caller, never a panic).
+    pub fn parse(data: Vec<u8>) -> Result<EmuPacket, Malformed> {
+        let flow = flow_of(&data)?;
+        Ok(EmuPacket { data, flow })
+    }
+}
+
+fn fnv1a(parts: &[&[u8]]) -> u32 {
+    let mut h: u32 = 0x811c9dc5;
+    for p in parts {
+        for &b in *p {
+            h ^= b as u32;
+            h = h.wrapping_mul(0x0100_0193);
+        }
+    }
+    h
+}
+
+fn flow_of(data: &[u8]) -> Result<u32, Malformed> {
+    use etherparse::{NetSlice, SlicedPacket, TransportSlice};
+    match data.first().map(|b| b >> 4) {
+        Some(4) | Some(6) => {}
+        _ => return Err(Malformed::NotIp),
+    }
+    let sliced = SlicedPacket::from_ip(data).map_err(|_| Malformed::BadHeader)?;
+    let (src, dst, proto): (Vec<u8>, Vec<u8>, u8) = match &sliced.net {
+        Some(NetSlice::Ipv4(v4)) => {
+            let h = v4.header();
+            (h.source().to_vec(), h.destination().to_vec(), h.protocol().0)
+        }
+        Some(NetSlice::Ipv6(v6)) => {
+            let h = v6.header();
+            (h.source().to_vec(), h.destination().to_vec(), h.next_header().0)
+        }
+        _ => return Err(Malformed::BadHeader),
+    };
+    let ports: [u8; 4] = match &sliced.transport {
+        Some(TransportSlice::Tcp(t)) => pack(t.source_port(), t.destination_port()),
+        Some(TransportSlice::Udp(u)) => pack(u.source_port(), u.destination_port()),
+        _ => [0; 4],
+    };
+    Ok(fnv1a(&[&src, &dst, &[proto], &ports]))
+}
+
+fn pack(a: u16, b: u16) -> [u8; 4] {
+    let (a, b) = (a.to_be_bytes(), b.to_be_bytes());
+    [a[0], a[1], b[0], b[1]]
+}
+
+impl Packet for EmuPacket {
+    fn wire_len(&self) -> u32 {
+        self.data.len() as u32
+    }
+    fn flip_bit(&mut self, bit: u64) {
+        if let Some(b) = self.data.get_mut((bit / 8) as usize) {
+            *b ^= 0x80 >> (bit % 8);
+        }
+    }
+    fn flow(&self) -> u32 {
+        self.flow
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn udp(src_port: u16, payload: &[u8]) -> Vec<u8> {
+        let b = etherparse::PacketBuilder::ipv4([10, 77, 0, 1], [10, 77, 0, 2], 64).udp(src_port, 5000);
+        let mut out = Vec::new();
+        b.write(&mut out, payload).unwrap();
+        out
+    }
+
+    #[test]
+    fn flows_are_the_five_tuple() {
+        let a = EmuPacket::parse(udp(1000, b"x")).unwrap();
+        let b = EmuPacket::parse(udp(1000, b"yyyy")).unwrap();
+        let c = EmuPacket::parse(udp(1001, b"x")).unwrap();
+        assert_eq!(a.flow(), b.flow());
+        assert_ne!(a.flow(), c.flow());
+        assert_eq!(a.wire_len(), 20 + 8 + 1);
+    }
+
+    #[test]
+    fn junk_is_refused_not_a_panic() {
+        assert_eq!(EmuPacket::parse(vec![]), Err(Malformed::NotIp));
+        assert_eq!(EmuPacket::parse(vec![0xff; 40]), Err(Malformed::NotIp));
+        assert_eq!(EmuPacket::parse(vec![0x45, 0, 0]), Err(Malformed::BadHeader));
+        let mut p = udp(1, b"abc");
+        p[0] = 0x4f; // IHL 60 bytes in a 31-byte packet
+        assert_eq!(EmuPacket::parse(p), Err(Malformed::BadHeader));
+        // Every prefix of a valid packet and many random byte strings: no panic.
+        let good = udp(7, &[1; 64]);
+        for n in 0..good.len() {
+            let _ = EmuPacket::parse(good[..n].to_vec());
+        }
+        let mut rng = airlink_engine::RngStream::derive(1, "junk");
+        for _ in 0..5000 {
+            let n = rng.below(80) as usize;
+            let mut v: Vec<u8> = (0..n).map(|_| rng.below(256) as u8).collect();
+            if n > 0 && rng.bernoulli(0.5) {
+                v[0] = 0x45;
+            }
+            let _ = EmuPacket::parse(v);
+        }
+    }
+
+    #[test]
+    fn bit_errors_flip_the_real_bits() {
+        let mut p = EmuPacket::parse(udp(1, b"\x00")).unwrap();
+        p.flip_bit(28 * 8); // first payload byte, most significant bit
+        assert_eq!(p.data[28], 0x80);
+        p.flip_bit(10_000_000); // outside: ignored
+    }
+}

@@ -1,0 +1,200 @@
+//! The writer thread: pcap files and time series, fed by the datapath through a bounded
+//! channel so that disk I/O never touches the timed path ([S0] section 4.1).
+
+use airlink_link::{LinkEvent, LinkSample};
+use airlink_sim::metrics::{Column, Table};
+use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+use pcap_file::{DataLink, Endianness, TsResolution};
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::Path;
+use std::sync::mpsc::Receiver;
+use std::sync::{Arc, Mutex};
+
+/// Which end a packet was seen at (the application side of its TUN device).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Side {
+    Client,
+    Server,
+}
+
+/// What the datapath hands to the writer.
+pub enum Record {
+    /// A packet at a TUN device: `outgoing` = sent by the application (read by airlink).
+    Packet { side: Side, outgoing: bool, mono_ns: u64, orig_len: u32, data: Vec<u8> },
+    Sample { time_ns: u64, link: &'static str, sample: LinkSample },
+    Event { event: LinkEvent, link: &'static str },
+    Malformed { side: Side, mono_ns: u64, len: u32 },
+}
+
+/// Time series collected by the writer until the controller drains them.
+#[derive(Default)]
+pub struct Series {
+    l_time: Vec<u64>,
+    l_link: Vec<&'static str>,
+    l_qp: Vec<u64>,
+    l_qb: Vec<u64>,
+    l_snr: Vec<f64>,
+    l_psnr: Vec<f64>,
+    l_mod: Vec<i64>,
+    l_sub: Vec<i64>,
+    e_time: Vec<u64>,
+    e_kind: Vec<&'static str>,
+    e_link: Vec<&'static str>,
+    e_flow: Vec<u64>,
+    e_bytes: Vec<u64>,
+    e_bits: Vec<u64>,
+}
+
+impl Series {
+    /// Hands over the buffered rows as the simulator's `links` and `events` tables.
+    pub fn drain(&mut self) -> Vec<(&'static str, Table)> {
+        use std::mem::take as t;
+        let links = Table {
+            columns: vec![
+                ("time_ns", Column::U64(t(&mut self.l_time))),
+                ("link", Column::Str(t(&mut self.l_link))),
+                ("queue_packets", Column::U64(t(&mut self.l_qp))),
+                ("queue_bytes", Column::U64(t(&mut self.l_qb))),
+                ("snr_db", Column::F64(t(&mut self.l_snr))),
+                ("predicted_snr_db", Column::F64(t(&mut self.l_psnr))),
+                ("modulation_bits", Column::I64(t(&mut self.l_mod))),
+                ("subband", Column::I64(t(&mut self.l_sub))),
+            ],
+        };
+        let events = Table {
+            columns: vec![
+                ("time_ns", Column::U64(t(&mut self.e_time))),
+                ("kind", Column::Str(t(&mut self.e_kind))),
+                ("link", Column::Str(t(&mut self.e_link))),
+                ("flow", Column::U64(t(&mut self.e_flow))),
+                ("bytes", Column::U64(t(&mut self.e_bytes))),
+                ("bit_errors", Column::U64(t(&mut self.e_bits))),
+            ],
+        };
+        vec![("links", links), ("events", events)]
+    }
+
+    fn event(&mut self, time_ns: u64, kind: &'static str, link: &'static str, flow: u32, bytes: u32, bits: u32) {
+        self.e_time.push(time_ns);
+        self.e_kind.push(kind);
+        self.e_link.push(link);
+        self.e_flow.push(flow as u64);
+        self.e_bytes.push(bytes as u64);
+        self.e_bits.push(bits as u64);
+    }
+}
+
+type Pcap = PcapWriter<BufWriter<File>>;
+
+/// Opens a pcap file of raw IP packets with nanosecond timestamps.
+pub fn open_pcap(path: &Path, snaplen: u32) -> Result<Pcap, String> {
+    let file = File::create(path).map_err(|e| format!("cannot write the pcap file {}: {e}", path.display()))?;
+    let header = PcapHeader {
+        snaplen: snaplen.max(1),
+        datalink: DataLink::RAW,
+        ts_resolution: TsResolution::NanoSecond,
+        endianness: Endianness::native(),
+        ..Default::default()
+    };
+    PcapWriter::with_header(BufWriter::with_capacity(1 << 20, file), header)
+        .map_err(|e| format!("cannot write the pcap file {}: {e}", path.display()))
+}
+
+/// The writer's final word: errors met while writing.
+#[derive(Clone, Debug, Default)]
+pub struct WriterReport {
+    pub pcap_records: u64,
+    pub errors: Vec<String>,
+}
+
+/// Runs the writer until the channel closes. `origin_mono` maps monotonic time to the run's
+/// time axis; `realtime_offset` (realtime - monotonic) dates the pcap records.
+pub fn run(
+    rx: Receiver<Record>,
+    mut client: Option<Pcap>,
+    mut server: Option<Pcap>,
+    series: Arc<Mutex<Series>>,
+    origin_mono: u64,
+    realtime_offset: i128,
+) -> WriterReport {
+    let mut report = WriterReport::default();
+    let mut local = Series::default();
+    let mut flush_rows = 0usize;
+    let push = |local: &mut Series, series: &Arc<Mutex<Series>>| {
+        let mut s = series.lock().unwrap_or_else(|p| p.into_inner());
+        macro_rules! mv { ($($f:ident),*) => { $( s.$f.append(&mut local.$f); )* } }
+        mv!(l_time, l_link, l_qp, l_qb, l_snr, l_psnr, l_mod, l_sub, e_time, e_kind, e_link, e_flow, e_bytes, e_bits);
+    };
+    loop {
+        let r = match rx.recv_timeout(std::time::Duration::from_millis(200)) {
+            Ok(r) => r,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                push(&mut local, &series);
+                flush_rows = 0;
+                continue;
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+        };
+        match r {
+            Record::Packet { side, mono_ns, orig_len, data, .. } => {
+                let w = match side {
+                    Side::Client => client.as_mut(),
+                    Side::Server => server.as_mut(),
+                };
+                if let Some(w) = w {
+                    let wall = (mono_ns as i128 + realtime_offset).max(0) as u64;
+                    let ts = std::time::Duration::from_nanos(wall);
+                    if let Err(e) = w.write_packet(&PcapPacket::new(ts, orig_len, &data)) {
+                        if report.errors.len() < 10 {
+                            report.errors.push(format!("pcap: {e}"));
+                        }
+                    } else {
+                        report.pcap_records += 1;
+                    }
+                }
+            }
+            Record::Sample { time_ns, link, sample } => {
+                local.l_time.push(time_ns);
+                local.l_link.push(link);
+                local.l_qp.push(sample.queue_packets as u64);
+                local.l_qb.push(sample.queue_bytes);
+                let r = sample.radio;
+                local.l_snr.push(r.map_or(f64::NAN, |r| r.snr_db));
+                local.l_psnr.push(r.map_or(f64::NAN, |r| r.predicted_snr_db));
+                local.l_mod.push(r.map_or(-1, |r| r.modulation_bits as i64));
+                local.l_sub.push(r.map_or(-1, |r| r.subband as i64));
+                flush_rows += 1;
+            }
+            Record::Event { event, link } => {
+                match event {
+                    LinkEvent::Drop { at, flow, bytes, reason } => local.event(at.as_nanos(), reason.as_str(), link, flow, bytes, 0),
+                    LinkEvent::ArqGaveUp { at, flow, bit_errors } => local.event(at.as_nanos(), "arq_gave_up", link, flow, 0, bit_errors),
+                }
+                flush_rows += 1;
+            }
+            Record::Malformed { side, mono_ns, len } => {
+                let link = match side {
+                    Side::Client => "client",
+                    Side::Server => "server",
+                };
+                local.event(mono_ns.saturating_sub(origin_mono), "malformed", link, 0, len, 0);
+                flush_rows += 1;
+            }
+        }
+        if flush_rows >= 1024 {
+            push(&mut local, &series);
+            flush_rows = 0;
+        }
+    }
+    push(&mut local, &series);
+    for (name, w) in [("client", client), ("server", server)] {
+        if let Some(w) = w {
+            let mut inner = w.into_writer();
+            if let Err(e) = std::io::Write::flush(&mut inner) {
+                report.errors.push(format!("{name}.pcap: {e}"));
+            }
+        }
+    }
+    report
+}

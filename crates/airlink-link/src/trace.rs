@@ -1,0 +1,358 @@
+//! A trace-driven link: the capacity is a recorded list of delivery opportunities, in the
+//! format of Mahimahi's `mm-link` traces.
+//!
+//! A trace file has one integer per line: a millisecond timestamp at which the link may
+//! deliver up to 1500 bytes (a repeated timestamp is several opportunities in the same
+//! millisecond). Timestamps never decrease; the trace repeats with a period equal to its last
+//! timestamp, so `0 ... T` covers `[0, T)` and then starts again at `T`.
+//!
+//! | aspect | model | note |
+//! |---|---|---|
+//! | opportunity | 1500 bytes at the instant `k·T + t_i` | Mahimahi uses 1504 (MTU plus a tunnel header) |
+//! | packets across opportunities | a packet's bytes are served from consecutive opportunities; it leaves at the one serving its last byte; an opportunity's unused bytes serve the next packet | as Mahimahi's `LinkQueue` |
+//! | idle link | unused opportunities are lost | as Mahimahi |
+//! | arrival at an opportunity's instant | the packet may use it | |
+//! | queue | drop-tail, counts packets waiting (not yet fully served) | |
+//! | delay | fixed, added after the opportunity that completes the packet | Mahimahi puts `mm-delay` in a separate shell |
+
+use crate::{DropReason, Link, LinkEvent, LinkSample, LinkStats, Packet, QueueLimit};
+use airlink_engine::{Duration, Instant};
+use std::collections::VecDeque;
+use std::fmt;
+
+/// Bytes one delivery opportunity can carry.
+pub const OPPORTUNITY_BYTES: u32 = 1500;
+
+/// A parsed trace: opportunity offsets within one period, and the period.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Trace {
+    /// The file's timestamps in milliseconds (non-decreasing, the last one is the period).
+    /// Repetition `k` has its opportunities at `k·period + offsets_ms[i]`, as in Mahimahi
+    /// (so a trace starting at 0 has two opportunities at each period boundary).
+    offsets_ms: Vec<u64>,
+    period_ms: u64,
+}
+
+/// Why a trace was refused: the file and line, what was found and what was expected.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceError {
+    pub source: String,
+    /// 1-based line, when the problem has one.
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(l) => write!(f, "{}:{l}: {}", self.source, self.message),
+            None => write!(f, "{}: {}", self.source, self.message),
+        }
+    }
+}
+
+impl std::error::Error for TraceError {}
+
+impl Trace {
+    /// Parses the text of a Mahimahi trace; `source` names it in errors.
+    ///
+    /// Refused: a line that is not a non-negative integer (including a last line cut off
+    /// in the middle of a number, e.g. `12a`), a timestamp smaller than the one before, an
+    /// empty trace, a trace whose last timestamp is 0 (no period). Blank lines are refused
+    /// too except at the very end: Mahimahi itself refuses them.
+    pub fn parse(text: &str, source: &str) -> Result<Trace, TraceError> {
+        let err = |line: Option<usize>, message: String| TraceError { source: source.into(), line, message };
+        let mut stamps = Vec::new();
+        let body = text.trim_end_matches(['\n', '\r', ' ', '\t']);
+        if body.is_empty() {
+            return Err(err(None, "empty trace: expected one integer millisecond timestamp per line".into()));
+        }
+        for (i, raw) in body.lines().enumerate() {
+            let line = raw.trim();
+            let n = i + 1;
+            let t: u64 = line.parse().map_err(|_| {
+                let shown: String = line.chars().take(40).collect();
+                err(Some(n), format!("\"{shown}\" is not a timestamp: expected a non-negative integer number of milliseconds"))
+            })?;
+            if let Some(&prev) = stamps.last() {
+                if t < prev {
+                    return Err(err(Some(n), format!("timestamp {t} ms is before the previous one ({prev} ms): expected non-decreasing timestamps")));
+                }
+            }
+            stamps.push(t);
+        }
+        let period_ms = *stamps.last().expect("non-empty");
+        if period_ms == 0 {
+            return Err(err(Some(stamps.len()), "the last timestamp is 0: expected a positive last timestamp (it is the trace's period)".into()));
+        }
+        Ok(Trace { offsets_ms: stamps, period_ms })
+    }
+
+    /// Reads and parses a trace file.
+    pub fn from_file(path: &std::path::Path) -> Result<Trace, TraceError> {
+        let source = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| TraceError { source: source.clone(), line: None, message: format!("cannot read the trace: {e}") })?;
+        Trace::parse(&text, &source)
+    }
+
+    pub fn period(&self) -> Duration {
+        Duration::from_millis(self.period_ms)
+    }
+
+    /// Opportunities per period.
+    pub fn opportunities(&self) -> usize {
+        self.offsets_ms.len()
+    }
+
+    /// Mean capacity in bit/s.
+    pub fn mean_rate_bps(&self) -> f64 {
+        self.offsets_ms.len() as f64 * OPPORTUNITY_BYTES as f64 * 8.0 / (self.period_ms as f64 * 1e-3)
+    }
+
+    /// The instant of opportunity number `n` (counting from the start of the run).
+    fn instant(&self, n: u64) -> Instant {
+        let per = self.offsets_ms.len() as u64;
+        let ms = (n / per) * self.period_ms + self.offsets_ms[(n % per) as usize];
+        Instant::from_millis(ms)
+    }
+
+    /// The number of the first opportunity at or after `t`.
+    fn first_at_or_after(&self, t: Instant) -> u64 {
+        let per = self.offsets_ms.len() as u64;
+        let period_ns = self.period_ms * 1_000_000;
+        let k = t.as_nanos() / period_ns;
+        let within = t.as_nanos() - k * period_ns;
+        let i = self.offsets_ms.partition_point(|&o| o * 1_000_000 < within) as u64;
+        k * per + i
+    }
+}
+
+/// Parameters of a [`TraceLink`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceParams {
+    pub delay: Duration,
+    pub queue_limit: QueueLimit,
+}
+
+impl Default for TraceParams {
+    fn default() -> Self {
+        TraceParams { delay: Duration::ZERO, queue_limit: QueueLimit::Packets(1000) }
+    }
+}
+
+/// A link whose capacity follows a [`Trace`]; see the module documentation.
+pub struct TraceLink<P> {
+    trace: Trace,
+    params: TraceParams,
+    /// Waiting packets and the bytes of the head packet still to serve.
+    queue: VecDeque<P>,
+    queue_bytes: u64,
+    head_left: u32,
+    /// The next opportunity that has not been used or skipped.
+    next_opp: u64,
+    outbox: VecDeque<(Instant, P)>,
+    events: VecDeque<LinkEvent>,
+    stats: LinkStats,
+}
+
+impl<P: Packet> TraceLink<P> {
+    pub fn new(trace: Trace, params: TraceParams) -> Self {
+        TraceLink {
+            trace,
+            params,
+            queue: VecDeque::new(),
+            queue_bytes: 0,
+            head_left: 0,
+            next_opp: 0,
+            outbox: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: LinkStats::default(),
+        }
+    }
+
+    pub fn trace(&self) -> &Trace {
+        &self.trace
+    }
+
+    /// Serves the queue from one opportunity at `at`.
+    fn use_opportunity(&mut self, at: Instant) {
+        let mut budget = OPPORTUNITY_BYTES;
+        while budget > 0 {
+            if self.queue.is_empty() {
+                return;
+            }
+            let served = budget.min(self.head_left);
+            budget -= served;
+            self.head_left -= served;
+            if self.head_left == 0 {
+                let pkt = self.queue.pop_front().expect("non-empty");
+                let len = pkt.wire_len();
+                self.queue_bytes -= len as u64;
+                self.stats.packets_out += 1;
+                self.stats.bytes_out += len as u64;
+                self.outbox.push_back((at + self.params.delay, pkt));
+                self.head_left = self.queue.front().map_or(0, |p| p.wire_len().max(1));
+            }
+        }
+    }
+}
+
+impl<P: Packet> Link<P> for TraceLink<P> {
+    fn enqueue(&mut self, now: Instant, pkt: P) {
+        self.stats.packets_in += 1;
+        let len = pkt.wire_len();
+        let full = match self.params.queue_limit {
+            QueueLimit::Packets(n) => self.queue.len() >= n as usize,
+            QueueLimit::Bytes(b) => self.queue_bytes + len as u64 > b,
+        };
+        if full {
+            self.stats.queue_drops += 1;
+            self.events.push_back(LinkEvent::Drop { at: now, flow: pkt.flow(), bytes: len, reason: DropReason::Queue });
+            return;
+        }
+        if self.queue.is_empty() {
+            // Opportunities that passed while the link was idle are lost.
+            self.next_opp = self.next_opp.max(self.trace.first_at_or_after(now));
+            self.head_left = len.max(1);
+        }
+        self.queue_bytes += len as u64;
+        self.queue.push_back(pkt);
+    }
+
+    fn poll_at(&self) -> Option<Instant> {
+        (!self.queue.is_empty()).then(|| self.trace.instant(self.next_opp))
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        while !self.queue.is_empty() {
+            let at = self.trace.instant(self.next_opp);
+            if at > now {
+                break;
+            }
+            self.next_opp += 1;
+            self.use_opportunity(at);
+        }
+    }
+
+    fn poll_output(&mut self) -> Option<(Instant, P)> {
+        self.outbox.pop_front()
+    }
+
+    fn poll_event(&mut self) -> Option<LinkEvent> {
+        self.events.pop_front()
+    }
+
+    fn stats(&self) -> &LinkStats {
+        &self.stats
+    }
+
+    fn sample(&mut self, _now: Instant) -> LinkSample {
+        LinkSample { queue_packets: self.queue.len() as u32, queue_bytes: self.queue_bytes, radio: None }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::TestPacket;
+
+    fn run(link: &mut TraceLink<TestPacket>, until: Instant) -> Vec<(u64, u32)> {
+        let mut out = Vec::new();
+        while let Some(t) = link.poll_at() {
+            if t > until {
+                break;
+            }
+            link.handle_timeout(t);
+            while let Some((at, p)) = link.poll_output() {
+                out.push((at.as_nanos() / 1_000_000, p.id));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn parses_and_loops_with_the_last_timestamp_as_period() {
+        let t = Trace::parse("1\n1\n3\n5\n", "t").unwrap();
+        assert_eq!(t.period(), Duration::from_millis(5));
+        assert_eq!(t.opportunities(), 4);
+        let at: Vec<u64> = (0..8).map(|n| t.instant(n).as_nanos() / 1_000_000).collect();
+        assert_eq!(at, [1, 1, 3, 5, 6, 6, 8, 10]);
+        assert_eq!(t.first_at_or_after(Instant::from_micros(1500)), 2);
+        assert_eq!(t.first_at_or_after(Instant::from_millis(6)), 4);
+        assert_eq!(t.first_at_or_after(Instant::ZERO), 0);
+        // 4 opportunities of 1500 B per 5 ms = 9.6 Mbit/s.
+        assert!((t.mean_rate_bps() - 9.6e6).abs() < 1.0);
+    }
+
+    #[test]
+    fn refuses_bad_traces_with_the_line_and_what_was_expected() {
+        let e = Trace::parse("1\n2\nx3\n4\n", "a.trace").unwrap_err();
+        assert_eq!(e.line, Some(3));
+        assert!(e.to_string().starts_with("a.trace:3: \"x3\" is not a timestamp: expected a non-negative integer"), "{e}");
+        // A file cut in the middle of a line.
+        let e = Trace::parse("10\n20\n3", "cut.trace").unwrap_err();
+        assert_eq!(e.line, Some(3));
+        assert!(e.message.contains("before the previous one"), "{e}");
+        let e = Trace::parse("10\n20\n2x", "cut.trace").unwrap_err();
+        assert_eq!((e.line, e.message.contains("expected a non-negative integer")), (Some(3), true));
+        assert!(Trace::parse("", "e").unwrap_err().message.contains("empty trace"));
+        assert!(Trace::parse("0\n0\n", "z").unwrap_err().message.contains("positive last timestamp"));
+        assert!(Trace::parse("1\n\n2\n", "blank").unwrap_err().line == Some(2));
+        assert!(Trace::parse("-1\n2\n", "neg").is_err());
+        // Trailing newlines are fine.
+        assert!(Trace::parse("1\n2\n\n\n", "ok").is_ok());
+    }
+
+    #[test]
+    fn one_packet_per_opportunity_and_lost_opportunities_when_idle() {
+        let trace = Trace::parse("1\n2\n3\n4\n", "t").unwrap();
+        let mut l = TraceLink::new(trace, TraceParams { delay: Duration::from_millis(10), ..Default::default() });
+        for i in 0..3 {
+            l.enqueue(Instant::ZERO, TestPacket::new(i, 1500));
+        }
+        // Opportunities at 1, 2, 3; then +10 ms delay.
+        assert_eq!(run(&mut l, Instant::from_millis(100)), [(11, 0), (12, 1), (13, 2)]);
+        // Idle until 9.5 ms: the opportunities at 4 ... 9 are lost; next is 10.
+        l.enqueue(Instant::from_micros(9500), TestPacket::new(7, 100));
+        assert_eq!(run(&mut l, Instant::from_millis(100)), [(20, 7)]);
+    }
+
+    #[test]
+    fn small_packets_share_an_opportunity_and_big_ones_span_several() {
+        let trace = Trace::parse("1\n2\n3\n4\n5\n6\n", "t").unwrap();
+        let mut l = TraceLink::new(trace, TraceParams::default());
+        l.enqueue(Instant::from_micros(500), TestPacket::new(0, 500));
+        l.enqueue(Instant::from_micros(500), TestPacket::new(1, 500));
+        l.enqueue(Instant::from_micros(500), TestPacket::new(2, 1000)); // 500 B at 1 ms, 500 at 2 ms
+        l.enqueue(Instant::from_micros(500), TestPacket::new(3, 4000)); // 1000 at 2, 1500 at 3, 1500 at 4
+        assert_eq!(run(&mut l, Instant::from_millis(100)), [(1, 0), (1, 1), (2, 2), (4, 3)]);
+        assert_eq!(l.stats().packets_out, 4);
+        assert_eq!(l.stats().bytes_out, 6000);
+    }
+
+    #[test]
+    fn the_long_run_rate_is_the_trace_rate_and_the_queue_is_drop_tail() {
+        let trace = Trace::parse("0\n3\n3\n7\n10\n", "t").unwrap(); // 5 per 10 ms
+        let rate = trace.mean_rate_bps();
+        let mut l = TraceLink::new(trace, TraceParams { queue_limit: QueueLimit::Packets(5), ..Default::default() });
+        for i in 0..10 {
+            l.enqueue(Instant::ZERO, TestPacket::new(i, 1500));
+        }
+        assert_eq!(l.stats().queue_drops, 5);
+        assert!(matches!(l.poll_event(), Some(LinkEvent::Drop { reason: DropReason::Queue, .. })));
+        run(&mut l, Instant::from_secs_f64(1.0));
+        // Keep it saturated for 10 s and compare the delivered bytes with the trace's rate.
+        let big = TraceParams { queue_limit: QueueLimit::Packets(100_000), ..Default::default() };
+        let mut l = TraceLink::new(Trace::parse("0\n3\n3\n7\n10\n", "t").unwrap(), big);
+        let mut last = 0;
+        for i in 0..10_000u32 {
+            l.enqueue(Instant::ZERO, TestPacket::new(i, 1500));
+        }
+        for (at, _) in run(&mut l, Instant::from_secs_f64(10.0)) {
+            last = last.max(at);
+        }
+        let achieved = l.stats().bytes_out as f64 * 8.0 / 10.0;
+        assert!((achieved / rate - 1.0).abs() < 0.002, "{achieved} vs {rate}, last {last}");
+    }
+}

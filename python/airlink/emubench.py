@@ -1,0 +1,297 @@
+"""``airlink bench --emu``: figures of the real-time emulator on this machine (reported, never
+asserted): line rate of 100-byte packets (Seawind Fig. 1), ping delay against the request,
+WIPEMU Table II with the kernel's TCP, throughput and packet rate of an unshaped emulated path
+next to a plain veth pair, CPU per GB forwarded, idle wake-ups, and the timing table.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from airlink import _core
+from airlink import emulate as emulation
+
+PARTS = ("linerate", "delay", "table2", "throughput", "cpu", "idle", "timing")
+LINE_RATES = (9_600, 64_000, 1_000_000, 10_000_000, 100_000_000)
+Report = Callable[[str], None]
+
+
+def _scenario(folder: Path, name: str, text: str) -> Path:
+    p = folder / f"{name}.toml"
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def _iperf_json(result: emulation.EmulationResult) -> dict[str, Any]:
+    return json.loads(result.output("client"))
+
+
+def line_rate(folder: Path, rates: Sequence[int] = LINE_RATES, seconds: float = 4.0) -> list[dict[str, Any]]:
+    """100-byte IP packets (UDP, 72 B payload) offered at 1.2x a pipe downlink's rate."""
+    rows = []
+    for rate in rates:
+        s = _scenario(folder, f"line-{rate}", f'[downlink.pipe]\nrate = "{rate} bit/s"\nqueue = 100\n[uplink.pipe]\n[[flow]]\n')
+        dur = max(seconds, 30 * 100 * 8 / rate)
+        res = emulation.emulate(
+            s, out=folder / f"line-{rate}", server="iperf3 -s -1",
+            client=f"iperf3 -c $AIRLINK_SERVER -u -R -l 72 -b {int(rate * 1.2)} -t {dur:.1f} --json", timeout=dur + 30,
+        )
+        dl = res.summary["datapath"]["downlink"]
+        recs = [(t, n) for t, n, _ in emulation.read_pcap(folder / f"line-{rate}" / "client.pcap") if n == 100]
+        pcap_rate = (len(recs) - 1) * 800 / ((recs[-1][0] - recs[0][0]) * 1e-9) if len(recs) > 1 else float("nan")
+        rows.append({
+            "requested_bps": rate,
+            "packets": dl["packets"],
+            "scheduled_bps": dl["scheduled_rate_bps"],
+            "delivered_bps": pcap_rate,
+            "delivered_ratio": pcap_rate / rate,
+            "delivered_vs_schedule": dl["actual_rate_bps"] / dl["scheduled_rate_bps"],
+            "lateness_p99_us": res.summary["datapath"]["lateness"]["p99_us"],
+        })
+    return rows
+
+
+def _ping(folder: Path, name: str, delay_ms: float, count: int) -> list[float]:
+    text = f'[downlink.pipe]\ndelay = "{delay_ms} ms"\n[uplink.pipe]\ndelay = "{delay_ms} ms"\n[[flow]]\n'
+    res = emulation.emulate(_scenario(folder, name, text), out=folder / name,
+                            client=f"ping -n -c {count} -i 0.02 $AIRLINK_SERVER")
+    return [float(x.split("time=")[1].split()[0]) for x in res.output("client").splitlines() if "time=" in x]
+
+
+def delay(folder: Path, count: int = 500) -> dict[str, Any]:
+    """ping through 20 ms one-way each way, against the same path with no delay (baseline)."""
+    base = _ping(folder, "ping-0", 0, count)
+    rtt = _ping(folder, "ping-20", 20, count)
+
+    def p99(x: list[float]) -> float:
+        return sorted(x)[int(0.99 * (len(x) - 1))]
+
+    b = statistics.mean(base)
+    return {
+        "requested_rtt_ms": 40.0, "baseline_mean_ms": b, "baseline_p99_ms": p99(base),
+        "mean_ms": statistics.mean(rtt), "p99_ms": p99(rtt), "min_ms": min(rtt), "max_ms": max(rtt),
+        "mean_excess_ms": statistics.mean(rtt) - 40.0 - b, "p99_excess_ms": p99(rtt) - 40.0 - p99(base),
+        "samples": len(rtt),
+    }
+
+
+def table2(folder: Path, ks: Sequence[int] = range(1, 9), seconds: float = 20.0) -> list[dict[str, Any]]:
+    """WIPEMU Table II with the kernel's CUBIC, fixed modulation, no channel errors (spec G)."""
+    base = (Path(__file__).resolve().parents[2] / "scenarios" / "wipemu" / "validation.toml")
+    text0 = base.read_text(encoding="utf-8") if base.exists() else None
+    names = {1: "bpsk", 2: "4qam", 3: "8qam", 4: "16qam", 5: "32qam", 6: "64qam", 7: "128qam", 8: "256qam"}
+    rows = []
+    for k in ks:
+        if text0 is None:
+            break
+        text = text0.replace('modulation = "4qam"', f'modulation = "{names[k]}"')
+        text += '\n[emulation]\ncongestion = "cubic"\nsysctl = { "net.ipv4.tcp_timestamps" = "0" }\n'
+        expected = 162000 * k * (1460 / 1500) * 12000 / (-(-12000 // (108 * k)) * 108 * k)
+        nbytes = int(expected / 8 * seconds)
+        # The receive window covers the path (~0.21 s RTT) plus part of the 50-packet gateway
+        # queue, never all of it: the link stays busy and the queue never overflows (no losses,
+        # as in the study).
+        window = int(expected / 8 * 0.21) + 30_000
+        res = emulation.emulate(_scenario(folder, f"t2-{k}", text), out=folder / f"t2-{k}", server="iperf3 -s -1",
+                                client=f"iperf3 -c $AIRLINK_SERVER -R -n {nbytes} -w {window}", timeout=seconds * 4 + 30)
+        measured = emulation.tcp_goodput_steady(folder / f"t2-{k}" / "client.pcap")
+        h = 40 / 1460
+        f = (108 * k - 12000 % (108 * k)) / 12000
+        compensated = (measured * (1 + h)) * (1 + f)
+        rows.append({"k": k, "theoretical_bps": 162000 * k, "measured_bps": measured,
+                     "compensated_bps": compensated, "ratio": compensated / (162000 * k),
+                     "queue_drops": res.summary["links"][1]["queue_drops"], "completed": res.completed})
+    return rows
+
+
+def _die_with_parent() -> None:
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+
+
+class VethPair:
+    """Two namespaces joined by a plain veth pair: the reference the emulated path is compared to."""
+
+    def __init__(self) -> None:
+        self.holders = []
+        self.pids = []
+        for _ in range(2):
+            h = subprocess.Popen(["unshare", "--net", "--pid", "--fork", "--kill-child", "sleep", "infinity"],
+                                 preexec_fn=_die_with_parent)
+            self.holders.append(h)
+        for h in self.holders:
+            for _ in range(1000):
+                kids = Path(f"/proc/{h.pid}/task/{h.pid}/children").read_text().split()
+                if kids and Path(f"/proc/{kids[0]}/exe").resolve().name.startswith("sleep"):
+                    self.pids.append(int(kids[0]))
+                    break
+                time.sleep(0.005)
+        a, b = self.pids
+        subprocess.run(["ip", "link", "add", "v0", "netns", str(a), "type", "veth", "peer", "v1", "netns", str(b)], check=True)
+        for pid, dev, me, peer in ((a, "v0", "10.78.0.1", "10.78.0.2"), (b, "v1", "10.78.0.2", "10.78.0.1")):
+            for cmd in (["ip", "link", "set", "lo", "up"], ["ip", "addr", "add", f"{me}/24", "dev", dev],
+                        ["ip", "link", "set", dev, "up"]):
+                self.run(pid, cmd)
+            self.run(pid, ["sh", "-c", "echo cubic > /proc/sys/net/ipv4/tcp_congestion_control"])
+
+    def run(self, pid: int, argv: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["nsenter", f"--target={pid}", "--net", "--pid", "--", *argv], check=True,
+                              capture_output=True, text=True, **kw)
+
+    def popen(self, pid: int, argv: list[str]) -> subprocess.Popen[str]:
+        return subprocess.Popen(["nsenter", f"--target={pid}", "--net", "--pid", "--", *argv],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
+
+    def close(self) -> None:
+        for h in self.holders:
+            h.kill()
+            h.wait()
+
+
+def _iperf_pair(run_server: Callable[[], Any], run_client: Callable[[], str]) -> dict[str, Any]:
+    server = run_server()
+    time.sleep(0.5)
+    try:
+        return json.loads(run_client())
+    finally:
+        server.kill()
+        server.wait()
+
+
+def throughput(folder: Path, seconds: float = 5.0) -> list[dict[str, Any]]:
+    """iperf3 CUBIC and 64-byte UDP through an unshaped emulated path and a veth pair."""
+    rows = []
+    unshaped = _scenario(folder, "unshaped", '[downlink.pipe]\n[uplink.pipe]\n[[flow]]\n'
+                                             '[emulation]\ncongestion = "cubic"\n')
+    tests = {
+        "TCP CUBIC": f"iperf3 -c {{server}} -t {seconds} --json",
+        "UDP 64-byte packets": f"iperf3 -c {{server}} -u -l 36 -b 0 -t {seconds} --json",
+    }
+    for name, cmd in tests.items():
+        res = emulation.emulate(unshaped, out=folder / f"tp-{len(rows)}", server="iperf3 -s -1",
+                                client=cmd.format(server="$AIRLINK_SERVER"), snaplen=64, timeout=seconds + 30)
+        emu = _iperf_json(res)["end"]
+        veth = VethPair()
+        try:
+            ref = _iperf_pair(lambda: veth.popen(veth.pids[0], ["iperf3", "-s", "-1"]),
+                              lambda: veth.run(veth.pids[1], cmd.format(server="10.78.0.1").split()).stdout)["end"]
+        finally:
+            veth.close()
+
+        def rate(e: dict[str, Any]) -> tuple[float, float]:
+            s = e.get("sum_received") or e.get("sum")
+            if "packets" in s and name.startswith("UDP"):
+                return s["bits_per_second"], (s["packets"] - s.get("lost_packets", 0)) / s["seconds"]
+            return s["bits_per_second"], float("nan")
+
+        (e_bps, e_pps), (v_bps, v_pps) = rate(emu), rate(ref)
+        rows.append({"test": name, "emulated_bps": e_bps, "veth_bps": v_bps, "emulated_pps": e_pps, "veth_pps": v_pps,
+                     "datapath_cpu_s": res.summary["datapath"]["cpu_s"], "duration_s": seconds})
+    return rows
+
+
+def cpu_per_gb(folder: Path, seconds: float = 8.0) -> dict[str, Any]:
+    """Datapath CPU time per GB forwarded through a 100 Mbit/s pipe (iperf3 CUBIC)."""
+    s = _scenario(folder, "cpu", '[downlink.pipe]\nrate = "100 Mbit/s"\nqueue = 300\n[uplink.pipe]\n[[flow]]\n'
+                                 '[emulation]\ncongestion = "cubic"\n')
+    res = emulation.emulate(s, out=folder / "cpu", server="iperf3 -s -1",
+                            client=f"iperf3 -c $AIRLINK_SERVER -R -t {seconds} --json", timeout=seconds + 30)
+    dp = res.summary["datapath"]
+    gb = (dp["downlink"]["bytes"] + dp["uplink"]["bytes"]) / 1e9
+    return {"cpu_s": dp["cpu_s"], "gb": gb, "cpu_s_per_gb": dp["cpu_s"] / gb if gb else float("nan"),
+            "goodput_bps": _iperf_json(res)["end"]["sum_received"]["bits_per_second"], "guard_us": dp["guard_us"],
+            "wakeups_per_s": dp["wakeups"] / dp["duration_s"]}
+
+
+def idle(folder: Path, seconds: float = 5.0) -> dict[str, Any]:
+    """Datapath wake-ups while nothing is sent (the 4G downlink scenario)."""
+    base = Path(__file__).resolve().parents[2] / "scenarios" / "wipemu" / "adaptive.toml"
+    res = emulation.emulate(base, out=folder / "idle", client=f"sleep {seconds}", timeout=seconds + 30)
+    dp = res.summary["datapath"]
+    return {"seconds": seconds, "wakeups": dp["wakeups"], "idle_wakeups": dp["idle_wakeups"]}
+
+
+def timing_table(requests: int = 1000, max_ms: float = 100.0) -> list[dict[str, Any]]:
+    from airlink import timing
+
+    return timing.measure(requests=requests, max_ms=max_ms)
+
+
+def run(parts: Sequence[str] = PARTS, *, quick: bool = False, progress: Report | None = None) -> dict[str, Any]:
+    """Runs the chosen parts; ``quick`` shortens everything (a look, not figures to quote)."""
+    out: dict[str, Any] = {}
+    say = progress or (lambda s: None)
+    with tempfile.TemporaryDirectory(prefix="airlink-emubench-") as tmp:
+        folder = Path(tmp)
+        if "linerate" in parts:
+            say("line rate")
+            out["linerate"] = line_rate(folder, seconds=2.0 if quick else 4.0)
+        if "delay" in parts:
+            say("ping delay")
+            out["delay"] = delay(folder, count=100 if quick else 500)
+        if "table2" in parts:
+            say("Table II")
+            out["table2"] = table2(folder, ks=(1, 4) if quick else range(1, 9), seconds=10.0 if quick else 20.0)
+        if "throughput" in parts:
+            say("throughput vs veth")
+            out["throughput"] = throughput(folder, seconds=3.0 if quick else 5.0)
+        if "cpu" in parts:
+            say("CPU per GB")
+            out["cpu"] = cpu_per_gb(folder, seconds=4.0 if quick else 8.0)
+        if "idle" in parts:
+            say("idle wake-ups")
+            out["idle"] = idle(folder, seconds=2.0 if quick else 5.0)
+    if "timing" in parts:
+        say("timing table")
+        out["timing"] = timing_table(requests=100 if quick else 1000, max_ms=10.0 if quick else 100.0)
+    return out
+
+
+def format_report(r: dict[str, Any]) -> str:
+    lines: list[str] = []
+    if "linerate" in r:
+        lines.append("Line rate, 100-byte packets   requested  delivered/requested  delivered/schedule  lateness p99")
+        for x in r["linerate"]:
+            lines.append(f"  {x['requested_bps']:>20,.0f} bit/s  {x['delivered_ratio']:>18.6f}  {x['delivered_vs_schedule']:>18.6f}"
+                         f"  {x['lateness_p99_us']:>8.0f} us  ({x['packets']} packets)")
+    if "delay" in r:
+        d = r["delay"]
+        lines.append(f"Ping, 20 ms each way: mean {d['mean_ms']:.3f} ms, p99 {d['p99_ms']:.3f} ms, min {d['min_ms']:.3f} ms; "
+                     f"baseline mean {d['baseline_mean_ms']:.3f} ms; excess over 40 ms + baseline: mean "
+                     f"{d['mean_excess_ms']:+.3f} ms, p99 {d['p99_excess_ms']:+.3f} ms ({d['samples']} samples)")
+    if "table2" in r:
+        lines.append("Table II (kernel CUBIC)  k  theoretical   measured  compensated   ratio    drops")
+        for x in r["table2"]:
+            lines.append(f"                         {x['k']}  {x['theoretical_bps']:>11,.0f}  {x['measured_bps']:>9,.0f}"
+                         f"  {x['compensated_bps']:>11,.0f}  {100 * x['ratio']:.3f} %  {x['queue_drops']}")
+    if "throughput" in r:
+        for x in r["throughput"]:
+            pps = "" if x["emulated_pps"] != x["emulated_pps"] else (
+                f"; {x['emulated_pps']:,.0f} pkt/s vs veth {x['veth_pps']:,.0f} pkt/s")
+            lines.append(f"{x['test']}, unshaped: {x['emulated_bps'] / 1e6:,.0f} Mbit/s vs veth {x['veth_bps'] / 1e6:,.0f} Mbit/s{pps}")
+    if "cpu" in r:
+        c = r["cpu"]
+        lines.append(f"CPU at 100 Mbit/s: {c['cpu_s_per_gb']:.2f} datapath CPU-s per GB ({c['gb']:.3f} GB, "
+                     f"{c['wakeups_per_s']:,.0f} wake-ups/s, guard {c['guard_us']:.0f} us)")
+    if "idle" in r:
+        i = r["idle"]
+        lines.append(f"Idle: {i['wakeups']} wake-ups in {i['seconds']:.0f} s with no traffic")
+    if "timing" in r:
+        from airlink import timing
+
+        lines.append(timing.format_table(r["timing"]))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    parts = sys.argv[1:] or PARTS
+    print(format_report(run(parts, progress=lambda s: print(f"... {s}", file=sys.stderr))))

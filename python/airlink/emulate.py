@@ -1,0 +1,276 @@
+"""Real-time emulation: real commands in two network namespaces joined through a scenario's links.
+
+``emulate`` runs one command on each side and writes a results folder; ``shell`` runs a command
+(or an interactive shell) in the client namespace. In both, the server's address is in
+``$AIRLINK_SERVER`` (the client's in ``$AIRLINK_CLIENT``), and everything — namespaces, TUN
+devices, processes — is gone when the call returns, whatever happened (see
+``crates/airlink-emu/src/ns.rs`` for why even ``kill -9`` leaves nothing behind).
+
+Results folder (appears only when complete; ``completed`` in both JSON files says whether the
+commands finished normally)::
+
+    manifest.json     resolved scenario, seed, airlink version, kernel, sysctls of both namespaces
+    summary.json      per-link counters (the simulator's fields), datapath report, commands
+    links.parquet     per-link samples (queue, SNR, modulation)
+    events.parquet    drops and malformed packets
+    client.pcap       packets at the client's application side (raw IP, ns timestamps)
+    server.pcap       packets at the server's application side
+    client.stdout, client.stderr, server.stdout, server.stderr
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from airlink import _core
+from airlink.atomic import atomic_folder, ensure_writable
+from airlink.results import MANIFEST, SUMMARY, ParquetSink, make_manifest, write_json
+from airlink.version import version
+
+ScenarioPath = str | os.PathLike[str]
+
+#: Seconds between two drains of the time series while commands run.
+DRAIN_INTERVAL_S = 0.5
+
+
+#: Emulation could not start or run (privileges, namespaces, TUN devices, output files).
+EmulationError = _core.EmulationError
+
+
+@dataclass
+class EmulationResult:
+    """One emulation run: its folder, summary and manifest."""
+
+    path: Path | None
+    summary: dict[str, Any]
+    manifest: dict[str, Any]
+
+    @property
+    def completed(self) -> bool:
+        return bool(self.summary.get("completed"))
+
+    def output(self, side: str, stream: str = "stdout") -> str:
+        """A command's captured output (``side`` client or server)."""
+        if self.path is None:
+            raise ValueError("this run has no results folder")
+        return (self.path / f"{side}.{stream}").read_text(encoding="utf-8", errors="replace")
+
+
+def _kernel() -> dict[str, str]:
+    u = os.uname()
+    return {"release": u.release, "version": u.version, "machine": u.machine}
+
+
+def _start(scenario: ScenarioPath, *, seed: int | None, overrides: Sequence[str], pcap_dir: Path | None,
+           snaplen: int, realtime: bool) -> tuple[_core.Emulation, str]:
+    source = os.fspath(scenario)
+    text = Path(source).read_text(encoding="utf-8")
+    emu = _core.Emulation(text, source, seed, list(overrides), None if pcap_dir is None else str(pcap_dir), snaplen, realtime)
+    return emu, source
+
+
+def _wait(emu: _core.Emulation, handle: int, deadline: float | None, sink: ParquetSink | None) -> int | None:
+    """Waits for a command, draining the time series meanwhile; None when the deadline passed."""
+    last_drain = time.monotonic()
+    while True:
+        code = emu.poll(handle)
+        if code is not None:
+            return code
+        now = time.monotonic()
+        if deadline is not None and now >= deadline:
+            return None
+        if sink is not None and now - last_drain >= DRAIN_INTERVAL_S:
+            sink.write(emu.drain())
+            last_drain = now
+        time.sleep(0.02)
+
+
+def emulate(
+    scenario: ScenarioPath,
+    *,
+    client: str,
+    server: str | None = None,
+    out: ScenarioPath | None = None,
+    seed: int | None = None,
+    overrides: Sequence[str] = (),
+    force: bool = False,
+    snaplen: int = 128,
+    realtime: bool = True,
+    server_delay: float = 0.5,
+    server_grace: float = 5.0,
+    timeout: float | None = None,
+    command: Sequence[str] | None = None,
+) -> EmulationResult:
+    """Runs ``server`` in the server namespace, then ``client`` in the client namespace.
+
+    The run ends when the client command ends (or after ``timeout`` seconds, then it is
+    killed); the server gets ``server_grace`` seconds to exit by itself (``iperf3 -s -1``
+    does), then everything is stopped. ``completed`` is true when the client exited with 0
+    within the timeout and nothing interrupted the run.
+    """
+    out = Path(out) if out is not None else Path("results") / f"emulate-{Path(os.fspath(scenario)).stem}"
+    ensure_writable(out, replace=force)
+    with atomic_folder(out, replace=force) as tmp:
+        emu, source = _start(scenario, seed=seed, overrides=overrides, pcap_dir=tmp, snaplen=snaplen, realtime=realtime)
+        sink = ParquetSink(tmp)
+        commands: list[dict[str, Any]] = []
+        interrupted: str | None = None
+        timed_out = False
+        started = time.monotonic()
+        try:
+            hs = None
+            if server:
+                hs = emu.spawn("server", server, str(tmp / "server.stdout"), str(tmp / "server.stderr"))
+                commands.append({"side": "server", "command": server, "handle": hs, "start_s": time.monotonic() - started})
+                time.sleep(server_delay)
+            hc = emu.spawn("client", client, str(tmp / "client.stdout"), str(tmp / "client.stderr"))
+            commands.append({"side": "client", "command": client, "handle": hc, "start_s": time.monotonic() - started})
+            code = _wait(emu, hc, None if timeout is None else started + timeout, sink)
+            if code is None:
+                timed_out = True
+                emu.kill(hc, True)
+            commands[-1].update(exit_code=code, end_s=time.monotonic() - started)
+            if hs is not None:
+                scode = _wait(emu, hs, time.monotonic() + server_grace, sink)
+                commands[0].update(exit_code=scode, end_s=time.monotonic() - started)
+        except KeyboardInterrupt:
+            interrupted = "SIGINT"
+        except SystemExit as e:
+            interrupted = f"signal {int(e.code) - 128}" if isinstance(e.code, int) and e.code > 128 else "exit"
+        finally:
+            summary = json.loads(emu.stop())
+            sink.write(emu.drain())
+            sink.close()
+        for c in commands:
+            c.pop("handle", None)
+            c.setdefault("exit_code", None)
+        if not server:
+            for name in ("server.stdout", "server.stderr"):
+                (tmp / name).write_text("", encoding="utf-8")
+        client_ok = any(c["side"] == "client" and c["exit_code"] == 0 for c in commands)
+        completed = client_ok and not timed_out and interrupted is None
+        summary.update(completed=completed, interrupted=interrupted, timed_out=timed_out,
+                       duration_s=time.monotonic() - started, commands=commands)
+        manifest = make_manifest(
+            version=version(), scenario_name=emu.name, source=source, seed=emu.seed, overrides=overrides,
+            resolved_scenario=emu.resolved_scenario(), completed=completed, command=command,
+        )
+        manifest.update(mode="emulation", kernel=_kernel(), sysctls=emu.sysctls(), commands=commands,
+                        realtime=summary.get("realtime"), snaplen=snaplen, server_address=emu.server_address,
+                        client_address=emu.client_address,
+                        host_changes=emu.host_changes)
+        write_json(tmp / SUMMARY, summary)
+        write_json(tmp / MANIFEST, manifest)
+    result = EmulationResult(out, summary, manifest)
+    if interrupted == "SIGINT":
+        raise KeyboardInterrupt
+    if interrupted is not None:
+        raise SystemExit(128 + int(interrupted.split()[-1]) if interrupted.startswith("signal") else 1)
+    return result
+
+
+def shell(
+    scenario: ScenarioPath,
+    command: str | None = None,
+    *,
+    seed: int | None = None,
+    overrides: Sequence[str] = (),
+    realtime: bool = True,
+) -> int:
+    """Runs ``command`` (default: an interactive shell) in the client namespace; returns its exit code.
+
+    Output goes to the terminal. With an interactive shell, Ctrl-C belongs to the shell;
+    otherwise it stops the command and the emulation.
+    """
+    emu, _ = _start(scenario, seed=seed, overrides=overrides, pcap_dir=None, snaplen=0, realtime=realtime)
+    interactive = command is None
+    if interactive:
+        command = 'PS1="airlink-client$ " exec "${SHELL:-/bin/sh}" -i'
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        if interactive:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        handle = emu.spawn("client", command, None, None, True)
+        code = _wait(emu, handle, None, None)
+        return 1 if code is None else (128 - code if code < 0 else code)
+    finally:
+        if interactive:
+            signal.signal(signal.SIGINT, previous)
+        emu.stop()
+
+
+def read_pcap(path: ScenarioPath) -> list[tuple[int, int, bytes]]:
+    """The records of a pcap file airlink wrote: (timestamp ns since the epoch, original length, bytes kept)."""
+    import struct
+
+    data = Path(path).read_bytes()
+    if len(data) < 24:
+        raise ValueError(f"{path}: not a pcap file (shorter than its header)")
+    magic = data[:4]
+    endian = {b"\x4d\x3c\xb2\xa1": "<", b"\xa1\xb2\x3c\x4d": ">", b"\xa1\xb2\xc3\xd4": ">", b"\xd4\xc3\xb2\xa1": "<"}.get(magic)
+    if endian is None:
+        raise ValueError(f"{path}: not a pcap file (magic {magic.hex()})")
+    nano = magic in (b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d")
+    out = []
+    at = 24
+    while at + 16 <= len(data):
+        sec, frac, incl, orig = struct.unpack(endian + "IIII", data[at:at + 16])
+        at += 16
+        out.append((sec * 1_000_000_000 + (frac if nano else frac * 1000), orig, data[at:at + incl]))
+        at += incl
+    return out
+
+
+def tcp_goodput_steady(path: ScenarioPath, *, lo: float = 0.1, hi: float = 0.9) -> float:
+    """TCP goodput (bit/s) of the largest flow in a pcap taken at the receiver: payload delivered
+    *in order* (what the application reads), between the packets that first bring it to ``lo``
+    and to ``hi`` of the total — no connection set-up, no slow start."""
+    import struct
+
+    flows: dict[bytes, list[tuple[int, int, int]]] = {}
+    for ts, orig, pkt in read_pcap(path):
+        if len(pkt) < 20 or pkt[0] >> 4 != 4 or pkt[9] != 6:
+            continue
+        ihl = (pkt[0] & 0x0F) * 4
+        if len(pkt) < ihl + 13:
+            continue
+        seq = struct.unpack("!I", pkt[ihl + 4:ihl + 8])[0]
+        payload = orig - ihl - (pkt[ihl + 12] >> 4) * 4
+        if payload > 0:
+            flows.setdefault(pkt[12:20] + pkt[ihl:ihl + 4], []).append((ts, seq, payload))
+    if not flows:
+        return 0.0
+    packets = max(flows.values(), key=lambda v: sum(p for _, _, p in v))
+    base = packets[0][1]
+    rcv_nxt = 0  # relative to the first sequence number seen
+    held: dict[int, int] = {}  # out-of-order segments: start -> end
+    marks: list[tuple[int, int]] = []
+    for ts, seq, payload in packets:
+        start = (seq - base) % (1 << 32)
+        if start >= (1 << 31):
+            continue  # before the first segment seen
+        end = start + payload
+        if end <= rcv_nxt:
+            continue
+        held[start] = max(held.get(start, 0), end)
+        advanced = False
+        while True:
+            reach = [e for st, e in held.items() if st <= rcv_nxt and e > rcv_nxt]
+            if not reach:
+                break
+            rcv_nxt = max(reach)
+            advanced = True
+        held = {st: e for st, e in held.items() if e > rcv_nxt}
+        if advanced:
+            marks.append((ts, rcv_nxt))
+    total = rcv_nxt
+    a = next(m for m in marks if m[1] >= lo * total)
+    b = next(m for m in marks if m[1] >= hi * total)
+    return (b[1] - a[1]) * 8 / ((b[0] - a[0]) * 1e-9) if b[0] > a[0] else 0.0

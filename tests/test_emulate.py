@@ -1,0 +1,272 @@
+"""Real-time emulation through real namespaces (root only; skipped elsewhere with the reason).
+
+No timed assertions: counts, orderings, lower bounds and ratios with tolerances that hold on a
+busy 2-core machine. The figures themselves are reported by ``airlink bench --emu``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from airlink import _core, emulate as emulation
+
+from conftest import AIRLINK_COMMAND, VALIDATION
+
+CHECKS = json.loads(_core.doctor())
+MISSING = [c["name"] for c in CHECKS if c["required"] and not c["ok"]]
+pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"emulation not possible here: {', '.join(MISSING)}")
+PY = sys.executable
+
+
+def tool(name: str) -> bool:
+    return any(c["name"] == name and c["ok"] for c in CHECKS)
+
+
+def scenario(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+DELAY_20 = """
+sample_interval = "20 ms"
+[downlink.pipe]
+delay = "20 ms"
+[uplink.pipe]
+delay = "20 ms"
+[[flow]]
+"""
+
+
+def test_doctor_reports_real_checks(airlink_cli) -> None:
+    r = airlink_cli("doctor", "--json")
+    assert r.exit_code == 0, r.output
+    names = {c["name"] for c in json.loads(r.output)}
+    assert {"network namespaces", "TUN devices", "CAP_NET_ADMIN", "TCP congestion controls"} <= names
+
+
+def test_shell_runs_in_the_client_namespace_and_passes_the_exit_code(tmp_path: Path) -> None:
+    s = scenario(tmp_path, DELAY_20)
+    r = subprocess.run([*AIRLINK_COMMAND, "shell", str(s), "--", "sh", "-c", 'echo "$AIRLINK_SERVER"; ip -o -4 addr show al0; exit 3'],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 3, r.stderr
+    assert r.stdout.splitlines()[0] == "10.77.0.1"
+    assert "10.77.0.2" in r.stdout
+
+
+@pytest.mark.skipif(not tool("ping"), reason="ping is not installed")
+def test_ping_never_beats_the_requested_delay(tmp_path: Path) -> None:
+    s = scenario(tmp_path, DELAY_20)
+    out = tmp_path / "run"
+    res = emulation.emulate(s, client="ping -n -c 20 -i 0.05 $AIRLINK_SERVER", out=out)
+    assert res.completed
+    rtts = [float(line.split("time=")[1].split()[0]) for line in res.output("client").splitlines() if "time=" in line]
+    assert len(rtts) == 20
+    assert min(rtts) >= 40.0, rtts
+    # Loose upper bound for a busy machine; the bench reports mean and p99.
+    assert sorted(rtts)[len(rtts) // 2] < 45.0, rtts
+    # The results folder.
+    names = {p.name for p in out.iterdir()}
+    assert {"manifest.json", "summary.json", "links.parquet", "events.parquet", "client.pcap", "server.pcap",
+            "client.stdout", "client.stderr", "server.stdout", "server.stderr"} <= names
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["mode"] == "emulation" and manifest["completed"] is True
+    assert manifest["kernel"]["release"] == os.uname().release
+    assert manifest["sysctls"]["client"]["net.ipv6.conf.all.disable_ipv6"] == "1"
+    summary = json.loads((out / "summary.json").read_text())
+    assert [link["name"] for link in summary["links"]] == ["wired.down", "downlink", "uplink", "wired.up"]
+    assert all(link["packets_out"] == 20 for link in summary["links"])
+    # pcaps at the application side: 20 requests + 20 replies each, time-ordered.
+    for side in ("client", "server"):
+        recs = emulation.read_pcap(out / f"{side}.pcap")
+        assert len(recs) == 40
+        assert [t for t, _, _ in recs] == sorted(t for t, _, _ in recs)
+    import pandas as pd
+
+    links = pd.read_parquet(out / "links.parquet")
+    assert set(links["link"]) == {"wired.down", "downlink", "uplink", "wired.up"}
+
+
+@pytest.mark.skipif(not tool("tshark"), reason="tshark is not installed")
+def test_tshark_reads_the_pcaps(tmp_path: Path) -> None:
+    s = scenario(tmp_path, DELAY_20)
+    out = tmp_path / "run"
+    emulation.emulate(s, client="ping -n -c 3 -i 0.05 $AIRLINK_SERVER", out=out)
+    r = subprocess.run(["tshark", "-r", str(out / "client.pcap"), "-Y", "icmp"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("Echo (ping) request") == 3 and r.stdout.count("Echo (ping) reply") == 3
+
+
+LINE = """
+[downlink.pipe]
+rate = "{rate} bit/s"
+queue = 100000
+[uplink.pipe]
+[[flow]]
+"""
+
+
+@pytest.mark.parametrize("rate,count", [(9600, 25), (1_000_000, 1000), (5_000_000, 5000)])
+def test_line_rate_of_100_byte_packets(tmp_path: Path, rate: int, count: int) -> None:
+    s = scenario(tmp_path, LINE.format(rate=rate))
+    out = tmp_path / "run"
+    res = emulation.emulate(
+        s, out=out, server_delay=0,
+        client=f"{PY} -m airlink.emutools recv 9000 --count {count} --timeout 20",
+        server=f"sleep 0.5; {PY} -m airlink.emutools send $AIRLINK_CLIENT 9000 --count {count} --size 100",
+    )
+    got = json.loads(res.output("client"))
+    dl = res.summary["datapath"]["downlink"]
+    assert res.summary["links"][1]["queue_drops"] == 0
+    assert got["packets"] == dl["packets"] >= count * 0.95
+    # From the link's departure schedule: exact by construction up to ns rounding.
+    assert dl["scheduled_rate_bps"] == pytest.approx(rate, rel=1e-4)
+    # As written to the TUN device and as the receiver's kernel stamped them.
+    assert dl["actual_rate_bps"] == pytest.approx(rate, rel=5e-3)
+    receiver = (got["ip_bytes"] - 100) * 8 / ((got["last_ns"] - got["first_ns"]) * 1e-9)
+    assert receiver == pytest.approx(rate, rel=5e-3)
+
+
+def _table2_scenario(tmp_path: Path, k: int) -> Path:
+    base = Path(VALIDATION).read_text(encoding="utf-8")
+    modulation = {1: "bpsk", 2: "4qam", 3: "8qam", 4: "16qam", 5: "32qam", 6: "64qam", 7: "128qam", 8: "256qam"}[k]
+    text = base.replace('modulation = "4qam"', f'modulation = "{modulation}"')
+    text += '\n[emulation]\ncongestion = "cubic"\nsysctl = { "net.ipv4.tcp_timestamps" = "0" }\n'
+    return scenario(tmp_path, text, f"table2-k{k}.toml")
+
+
+def expected_goodput(k: int) -> float:
+    """Spec G's forward check: 162000 k (1460/1500) 12000 / (ceil(12000/108k) 108k)."""
+    frames = -(-12000 // (108 * k))
+    return 162000 * k * (1460 / 1500) * 12000 / (frames * 108 * k)
+
+
+@pytest.mark.skipif(not tool("iperf3"), reason="iperf3 is not installed")
+@pytest.mark.parametrize("k,kbytes", [(1, 250), (4, 900)])
+def test_wipemu_table2_with_the_kernels_tcp(tmp_path: Path, k: int, kbytes: int) -> None:
+    s = _table2_scenario(tmp_path, k)
+    out = tmp_path / "run"
+    res = emulation.emulate(s, out=out, server="iperf3 -s -1", client=f"iperf3 -c $AIRLINK_SERVER -R -n {kbytes}K -w 32K",
+                            timeout=120)
+    assert res.completed, res.output("client", "stderr")
+    assert res.manifest["sysctls"]["server"]["net.ipv4.tcp_congestion_control"] == "cubic"
+    goodput = emulation.tcp_goodput_steady(out / "client.pcap")
+    assert goodput == pytest.approx(expected_goodput(k), rel=2e-3)
+
+
+MALFORMED = DELAY_20.replace('delay = "20 ms"', 'delay = "1 ms"')
+
+
+def test_non_ip_packets_are_counted_and_dropped(tmp_path: Path) -> None:
+    s = scenario(tmp_path, MALFORMED)
+    res = emulation.emulate(s, out=tmp_path / "run",
+                            client=f"{PY} -m airlink.emutools junk al0 --count 10 && ping -n -c 2 -i 0.05 $AIRLINK_SERVER")
+    assert res.completed, res.output("client", "stderr")
+    dp = res.summary["datapath"]
+    assert dp["malformed_client"] == 11
+    assert res.summary["links"][2]["packets_in"] == 2  # only the pings crossed the uplink
+    import pandas as pd
+
+    events = pd.read_parquet(tmp_path / "run" / "events.parquet")
+    assert (events["kind"] == "malformed").sum() == 11
+
+
+def test_an_unwritable_pcap_folder_is_refused_clearly(tmp_path: Path) -> None:
+    text = Path(scenario(tmp_path, DELAY_20)).read_text()
+    with pytest.raises(_core.EmulationError, match="cannot write the pcap file /nonexistent/x/client.pcap"):
+        _core.Emulation(text, "s.toml", None, [], "/nonexistent/x")
+
+
+def test_unknown_emulation_keys_are_refused(tmp_path: Path, airlink_cli) -> None:
+    s = scenario(tmp_path, DELAY_20 + '\n[emulation]\nqdisc = "fq"\n')
+    r = airlink_cli("emulate", str(s), "--client", "true", "--out", str(tmp_path / "x"))
+    assert r.exit_code == 2
+    assert "unknown field `qdisc`" in r.output and "s.toml:10" in r.output
+
+
+def _leftovers(marker: str) -> list[str]:
+    out = subprocess.run(["pgrep", "-af", marker], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if "pgrep" not in line]
+
+
+def _netns_count() -> int:
+    seen = set()
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                seen.add(os.readlink(f"/proc/{pid}/ns/net"))
+            except OSError:
+                pass
+    return len(seen)
+
+
+def _wait_for(path: Path, timeout: float = 30.0) -> None:
+    t0 = time.monotonic()
+    while not path.exists():
+        assert time.monotonic() - t0 < timeout, f"{path} never appeared"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM", "SIGINT"])
+def test_teardown_leaves_nothing_behind(tmp_path: Path, how: str) -> None:
+    s = scenario(tmp_path, DELAY_20)
+    ready = tmp_path / "ready"
+    marker = f"sleep 31{['SIGKILL', 'SIGTERM', 'SIGINT'].index(how)}7.5"
+    before = _netns_count()
+    # A command that forks a grandchild, as shells and test harnesses do.
+    cmd = f"({marker} &) ; touch {ready}; {marker}"
+    p = subprocess.Popen([*AIRLINK_COMMAND, "emulate", str(s), "--client", cmd, "--server", marker,
+                          "--out", str(tmp_path / "run")], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _wait_for(ready)
+    assert len(_leftovers(marker)) >= 3
+    assert _netns_count() >= before + 2
+    p.send_signal(getattr(signal, how))
+    p.wait(timeout=30)
+    t0 = time.monotonic()
+    while (_leftovers(marker) or _netns_count() > before) and time.monotonic() - t0 < 10:
+        time.sleep(0.05)
+    assert _leftovers(marker) == []
+    assert _netns_count() <= before
+    if how == "SIGKILL":
+        assert not (tmp_path / "run").exists()  # only a hidden partial folder, swept next time
+    else:
+        manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+        assert manifest["completed"] is False
+        summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+        assert summary["interrupted"] in ("SIGINT", "signal 15")
+
+
+def test_timing_table_runs_every_method(airlink_cli) -> None:
+    r = airlink_cli("timing", "--requests", "5", "--max", "2", "--json")
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.output)
+    assert [row["method"] for row in rows] == ["select-relative", "nanosleep-relative", "sleep-with-slack", "busy-wait",
+                                                "absolute-sleep", "hybrid"]
+    assert all(row["requests"] == 5 for row in rows)
+
+
+@pytest.mark.skipif(not tool("ping"), reason="ping is not installed")
+def test_trace_link_runs_in_emulation_and_bad_traces_are_refused(tmp_path: Path) -> None:
+    trace = tmp_path / "ten.trace"
+    trace.write_text("".join(f"{i}\n" for i in range(1, 11)), encoding="utf-8")  # 1500 B per ms: 12 Mbit/s
+    text = f'[downlink.trace]\nfile = "{trace}"\ndelay = "5 ms"\n[uplink.pipe]\ndelay = "5 ms"\n[[flow]]\n'
+    res = emulation.emulate(scenario(tmp_path, text), client="ping -n -c 5 -i 0.05 $AIRLINK_SERVER", out=tmp_path / "run")
+    assert res.completed
+    assert res.summary["links"][1]["model"] == "trace"
+    rtts = [float(x.split("time=")[1].split()[0]) for x in res.output("client").splitlines() if "time=" in x]
+    assert len(rtts) == 5 and min(rtts) >= 10.0
+    bad = tmp_path / "cut.trace"
+    bad.write_text("1\n2\n3x", encoding="utf-8")
+    bad_text = text.replace(str(trace), str(bad))
+    with pytest.raises(_core.ScenarioError, match=r"cut\.trace:3: \"3x\" is not a timestamp: expected a non-negative integer"):
+        _core.Emulation(bad_text, "s.toml")
+    with pytest.raises(_core.ScenarioError, match="cannot read the trace"):
+        _core.Emulation(text.replace(str(trace), str(tmp_path / "missing.trace")), "s.toml")
