@@ -22,7 +22,7 @@ test-python:
 
 ## Benchmarks (figures, not assertions).
 bench: setup
-	$(AIRLINK) bench
+	$(AIRLINK) bench --dumbbell
 	cargo bench --workspace
 
 clean:
