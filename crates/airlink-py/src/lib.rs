@@ -93,20 +93,8 @@ impl Simulation {
 
     /// Hands over the buffered time series as {table: {column: list}} and empties them.
     fn drain<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let out = PyDict::new(py);
-        for (name, table) in self.sim().recorder().drain() {
-            let cols = PyDict::new(py);
-            for (col, values) in table.columns {
-                match values {
-                    Column::U64(v) => cols.set_item(col, v)?,
-                    Column::I64(v) => cols.set_item(col, v)?,
-                    Column::F64(v) => cols.set_item(col, v)?,
-                    Column::Str(v) => cols.set_item(col, v)?,
-                }
-            }
-            out.set_item(name, cols)?;
-        }
-        Ok(out)
+        let tables = self.sim().recorder().drain();
+        tables_to_dict(py, tables)
     }
 
     /// The run summary as JSON (byte-identical for equal runs).
@@ -162,6 +150,7 @@ fn dumbbell_scenario(bottleneck_bps: u64, flows: u32, seconds: u32, rtt_ms: u32)
     airlink_sim::dumbbell::dumbbell_toml(bottleneck_bps, flows, seconds, rtt_ms)
 }
 
+/// Drained metrics tables as {table: {column: list}}.
 fn tables_to_dict<'py>(py: Python<'py>, tables: Vec<(&'static str, airlink_sim::metrics::Table)>) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     for (name, table) in tables {
