@@ -145,6 +145,8 @@ def reproduce(study: str, out: Path | None, seeds: int | None, only: str | None,
         raise click.BadParameter(f"{study} has no part {only!r}: expected one of {', '.join(chosen.parts)}", param_hint="--only")
     options: dict[str, Any] = {"seeds": seeds or chosen.default_seeds, "only": only, "jobs": jobs, "extra_overrides": overrides}
     if arq_limits is not None:
+        if study != "wipemu":
+            raise click.BadParameter(f"{study} has no ARQ limits to choose", param_hint="--arq-limits")
         options["arq_limits"] = arq_limits
     rep = chosen.reproduce(progress=not as_json and sys.stderr.isatty(), **options)
     out = out or Path("reports") / study
@@ -152,8 +154,8 @@ def reproduce(study: str, out: Path | None, seeds: int | None, only: str | None,
     if as_json:
         click.echo(json.dumps(rep.to_json(), indent=2))
     else:
-        click.echo(_reproduction_text(rep))
-        click.echo(f"report: {out / 'index.html'}")
+        click.echo(chosen.text(rep) if chosen.text else _reproduction_text(rep))
+        click.echo(f"report: {out / chosen.index}")
 
 
 def _reproduction_text(rep: Any) -> str:

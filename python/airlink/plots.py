@@ -24,14 +24,17 @@ class Series:
 
 
 def errorbar_png(
-    path: Path, series: Sequence[Series], *, title: str, x_label: str, y_label: str, x_ticks: Sequence[float] = ()
+    path: Path, series: Sequence[Series], *, title: str, x_label: str, y_label: str, x_ticks: Sequence[float] = (),
+    markers: bool = True,
 ) -> None:
-    """Writes a line plot of ``series`` with error bars (NaN bars are left out) to ``path``."""
+    """Writes a line plot of ``series`` with error bars (NaN bars are left out) to ``path``;
+    ``markers=False`` for dense time series."""
     fig, ax = plt.subplots(figsize=(6.4, 4.4), dpi=120)
-    markers = "osD^v<>xp"
+    shapes = "osD^v<>xp"
     for i, s in enumerate(series):
         err = [0.0 if e != e else e for e in s.err]  # NaN (one seed) draws no bar
-        ax.errorbar(s.x, s.y, yerr=err, label=s.label, marker=markers[i % len(markers)], capsize=3, linewidth=1.4)
+        marker = shapes[i % len(shapes)] if markers else None
+        ax.errorbar(s.x, s.y, yerr=err, label=s.label, marker=marker, capsize=3 if markers else 0, linewidth=1.4)
     ax.set_title(textwrap.fill(title, 60), fontsize=11)
     ax.set_xlabel(x_label)
     ax.set_ylabel(y_label)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from airlink.studies import wipemu
+from airlink.studies import afc, wipemu
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,10 @@ class Study:
     default_seeds: int
     reproduce: Callable[..., Any]
     write_report: Callable[[Any, Path], None]
+    #: The report's main page, in its folder.
+    index: str = "index.html"
+    #: The results as terminal text (None: the CLI's WIPEMU layout).
+    text: Callable[[Any], str] | None = None
 
 
 def _write_wipemu_report(rep: Any, out: Path) -> None:
@@ -38,6 +42,16 @@ STUDIES: dict[str, Study] = {
         default_seeds=wipemu.SEEDS,
         reproduce=wipemu.reproduce,
         write_report=_write_wipemu_report,
+    ),
+    "afc": Study(
+        name=afc.NAME,
+        title=afc.TITLE,
+        parts=afc.PARTS,
+        default_seeds=afc.SEEDS,
+        reproduce=afc.reproduce,
+        write_report=afc.write_report,
+        index="README.md",
+        text=afc.text,
     ),
 }
 
