@@ -142,7 +142,7 @@ pub fn channel_config(o: &sc::Ofdm4gConfig) -> OfdmChannelConfig {
         n_subbands: o.subbands as usize,
         subband_spacing_hz: o.subband_spacing.0,
         sinusoids: c.sinusoids as usize,
-        shadowing: (c.shadowing_sigma.0 > 0.0).then(|| Shadowing {
+        shadowing: (c.shadowing_sigma.0 > 0.0).then_some(Shadowing {
             sigma_db: c.shadowing_sigma.0,
             pole: c.shadowing_pole,
             spacing_m: c.shadowing_spacing.0,

@@ -23,7 +23,8 @@ use airlink_engine::{Duration, EventQueue, Instant};
 use airlink_link::{Link, LinkEvent, Packet};
 pub use build::BuildError;
 use flow::{AppEvent, Ends};
-pub use flow::{Pdu, Side};
+pub use flow::Pdu;
+use flow::Side;
 use metrics::Recorder;
 pub use summary::{FlowSummary, LinkSummary, Summary};
 
