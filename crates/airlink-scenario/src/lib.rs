@@ -71,6 +71,13 @@ impl Scenario {
     pub fn from_toml(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
         let mut scenario: Scenario = toml::from_str(text)
             .map_err(|e| ScenarioError::at(source, text, e.span(), e.message().trim().to_owned()))?;
+        // A trace file is named relative to the scenario file, so scenarios travel with their
+        // traces; the resolved scenario keeps the path it was found at.
+        if let (DownlinkConfig::Trace(t), Some(dir)) = (&mut scenario.downlink, std::path::Path::new(source).parent()) {
+            if std::path::Path::new(&t.file).is_relative() {
+                t.file = dir.join(&t.file).to_string_lossy().into_owned();
+            }
+        }
         if scenario.name.is_empty() {
             scenario.name = std::path::Path::new(source)
                 .file_stem()

@@ -173,7 +173,7 @@ pub enum DownlinkConfig {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TraceConfig {
-    /// Path of the trace file, relative to the working directory of the run.
+    /// Path of the trace file; a relative path is taken from the scenario file's folder.
     pub file: String,
     /// One-way delay added after the link. Default 0.
     #[serde(default = "zero_time")]

@@ -159,3 +159,14 @@ fn trace_downlinks_parse_without_reading_the_file() {
     let e = err("downlink.trace = { file = \"x\", rate = \"1 Mbit/s\" }\n[[flow]]\n");
     assert!(e.message.contains("unknown field `rate`"), "{e}");
 }
+
+#[test]
+fn trace_files_are_found_next_to_the_scenario() {
+    let text = "[downlink.trace]\nfile = \"traces/lte.down\"\n[[flow]]\n";
+    let s = Scenario::from_toml(text, "scenarios/x/s.toml").unwrap();
+    let DownlinkConfig::Trace(t) = &s.downlink else { panic!() };
+    assert_eq!(std::path::Path::new(&t.file), std::path::Path::new("scenarios/x/traces/lte.down"));
+    let s = Scenario::from_toml(&text.replace("traces/lte.down", "/abs/lte.down"), "scenarios/x/s.toml").unwrap();
+    let DownlinkConfig::Trace(t) = &s.downlink else { panic!() };
+    assert_eq!(t.file, "/abs/lte.down");
+}
