@@ -36,12 +36,8 @@ def _scenario(name: str = "geo") -> str:
     return str(scenario_dir() / "afc" / f"{name}.toml")
 
 
-# --set of the reproduction, applied after the study's own overrides.
-_EXTRA: tuple[str, ...] = ()
-
-
-def _run(scenario: str, seed: int, overrides: Sequence[str]) -> Any:
-    return runner.run(scenario, seed=seed, overrides=[*overrides, *_EXTRA])
+# Runs one scenario with a seed and the study's overrides (the reproduction's --set after them).
+Run = Callable[[str, int, Sequence[str]], Any]
 
 
 def _ber(ber: float) -> list[str]:
@@ -79,11 +75,11 @@ class Reproduction:
                 "claims": self.claims}
 
 
-def _table2(seeds: int, ber: float, tick: Callable[[], None]) -> list[dict[str, Any]]:
+def _table2(run: Run, seeds: int, ber: float, tick: Callable[[], None]) -> list[dict[str, Any]]:
     per: dict[str, dict[float, list[float]]] = {p: {mb: [] for mb in STAGES_MB} for p in PROTOCOLS}
     for proto in PROTOCOLS:
         for seed in range(1, seeds + 1):
-            r = _run(_scenario(), seed, [f"flow.0.congestion={proto}", *_ber(ber)])
+            r = run(_scenario(), seed, [f"flow.0.congestion={proto}", *_ber(ber)])
             f = r.summary["flows"][0]
             flows = r.flows
             delivered = list(zip(flows["time_ns"].tolist(), flows["delivered_bytes"].tolist()))
@@ -102,11 +98,11 @@ def _table2(seeds: int, ber: float, tick: Callable[[], None]) -> list[dict[str, 
     return rows
 
 
-def _traces(tick: Callable[[], None]) -> dict[str, list[dict[str, float]]]:
+def _traces(run: Run, tick: Callable[[], None]) -> dict[str, list[dict[str, float]]]:
     """Delivered bytes (the sequence number) and 1-s throughput against time, seed 1."""
     out = {}
     for proto in PROTOCOLS:
-        r = _run(_scenario(), 1, [f"flow.0.congestion={proto}", *_ber(EFFECTIVE_BER)])
+        r = run(_scenario(), 1, [f"flow.0.congestion={proto}", *_ber(EFFECTIVE_BER)])
         rows, last = [], (0.0, 0)
         for t, d in zip(r.flows["time_ns"].tolist(), r.flows["delivered_bytes"].tolist()):
             t_s = t / 1e9
@@ -120,14 +116,14 @@ def _traces(tick: Callable[[], None]) -> dict[str, list[dict[str, float]]]:
     return out
 
 
-def _congestion(seeds: int, tick: Callable[[], None]) -> list[dict[str, Any]]:
+def _congestion(run: Run, seeds: int, tick: Callable[[], None]) -> list[dict[str, Any]]:
     """No bit errors, a competing SACK TCP 20 MB transfer: the flow under test as AFC or TCP."""
     rows = []
     for queue in (50, 100, 200):
         result: dict[str, list[float]] = {p: [] for p in PROTOCOLS}
         for proto in PROTOCOLS:
             for seed in range(1, seeds + 1):
-                r = _run(_scenario("geo-competing"), seed, [f"flow.0.congestion={proto}", f"downlink.pipe.queue={queue}"])
+                r = run(_scenario("geo-competing"), seed, [f"flow.0.congestion={proto}", f"downlink.pipe.queue={queue}"])
                 result[proto].append(r.summary["flows"][0]["goodput_bps"])
                 tick()
         tcp, afc = stats.estimate(result["newreno"]), stats.estimate(result["afc"])
@@ -157,8 +153,9 @@ def reproduce(*, seeds: int = SEEDS, only: str | None = None, progress: bool = F
               extra_overrides: Sequence[str] = ()) -> Reproduction:
     """Runs the study's parts (``only`` one of them), sequentially (a few dozen short runs;
     ``jobs`` is accepted for the CLI's sake), with ``extra_overrides`` applied to every run."""
-    global _EXTRA
-    _EXTRA = tuple(extra_overrides)
+    def run(scenario: str, seed: int, overrides: Sequence[str]) -> Any:
+        return runner.run(scenario, seed=seed, overrides=[*overrides, *extra_overrides])
+
     from tqdm import tqdm
 
     parts = (only,) if only else PARTS
@@ -167,12 +164,12 @@ def reproduce(*, seeds: int = SEEDS, only: str | None = None, progress: bool = F
     bar = tqdm(total=total, disable=not progress, unit="run")
     rep = Reproduction(seeds=seeds)
     if "table2" in parts:
-        rep.table2["effective"] = _table2(seeds, EFFECTIVE_BER, bar.update)
-        rep.table2["nominal"] = _table2(seeds, NOMINAL_BER, bar.update)
+        rep.table2["effective"] = _table2(run, seeds, EFFECTIVE_BER, bar.update)
+        rep.table2["nominal"] = _table2(run, seeds, NOMINAL_BER, bar.update)
     if {"fig6", "fig7"} & set(parts):
-        rep.traces = _traces(bar.update)
+        rep.traces = _traces(run, bar.update)
     if "congestion" in parts:
-        rep.congestion = _congestion(seeds, bar.update)
+        rep.congestion = _congestion(run, seeds, bar.update)
     bar.close()
     rep.claims = _claims(rep)
     return rep
