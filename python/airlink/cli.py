@@ -18,7 +18,7 @@ import click
 from airlink import _core, runner
 from airlink.atomic import FolderExistsError
 from airlink.studies import STUDIES
-from airlink.summary_text import format_summary
+from airlink.summary_text import format_flows, format_summary
 from airlink.version import version
 
 EXIT_REFUSED = 1
@@ -260,8 +260,9 @@ def _quote(arg: str) -> str:
 @cli.command()
 @scenario_argument
 @click.option("--server", "server_cmd", metavar="CMD", help="Command in the server namespace, e.g. 'iperf3 -s -1'.")
-@click.option("--client", "client_cmd", metavar="CMD", required=True,
-              help="Command in the client namespace, e.g. 'iperf3 -c $AIRLINK_SERVER --json'.")
+@click.option("--client", "client_cmd", metavar="CMD",
+              help="Command in the client namespace, e.g. 'iperf3 -c $AIRLINK_SERVER --json'. Without it, the "
+                   "scenario's flows run with airlink's own transports.")
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), help="Run seed (default: the scenario's).")
 @set_option
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
@@ -275,17 +276,24 @@ def _quote(arg: str) -> str:
 @click.option("--no-rt", is_flag=True, help="Do not try SCHED_FIFO/mlockall for the datapath.")
 @json_option
 @_emulation_errors
-def emulate(scenario: Path, server_cmd: str | None, client_cmd: str, seed: int | None, overrides: tuple[str, ...],
-            out: Path | None, force: bool, snaplen: int, timeout: float | None, server_delay: float, no_rt: bool,
-            as_json: bool) -> None:
-    """Run one command on each side of SCENARIO's emulated link and write a results folder.
+def emulate(scenario: Path, server_cmd: str | None, client_cmd: str | None, seed: int | None,
+            overrides: tuple[str, ...], out: Path | None, force: bool, snaplen: int, timeout: float | None,
+            server_delay: float, no_rt: bool, as_json: bool) -> None:
+    """Run SCENARIO's emulated link in real time and write a results folder.
+
+    With --client (and --server), one command runs on each side, e.g. iperf3 with the kernel's
+    TCP. Without them, the scenario's [[flow]]s run with airlink's own transports (TCP Reno to
+    AFC, DCCP CCID-2/3, UDP media) over UDP through the emulated links, until they finish or
+    the scenario's stop time: the way to emulate protocols this kernel lacks.
 
     The folder holds manifest.json (resolved scenario, kernel, sysctls), summary.json (link
-    counters, datapath timing, commands), links/events Parquet series, client.pcap and
+    counters, datapath timing, commands or per-flow counters), Parquet series, client.pcap and
     server.pcap (application side, headers only) and the commands' stdout/stderr.
     """
     from airlink import emulate as emulation
 
+    if server_cmd and not client_cmd:
+        raise click.UsageError("--server needs --client (with neither, the scenario's flows run with airlink's own transports)")
     command = click.get_current_context().meta.get("airlink.argv", sys.argv)
     result = emulation.emulate(
         scenario, client=client_cmd, server=server_cmd, out=out, seed=seed, overrides=overrides, force=force,
@@ -305,6 +313,7 @@ def _emulation_text(summary: dict[str, Any]) -> str:
     lines = [f"{summary['scenario']}: {'completed' if summary['completed'] else 'NOT completed'} in {summary['duration_s']:.2f} s"]
     for c in summary["commands"]:
         lines.append(f"  {c['side']:<6} exit {c['exit_code']}: {c['command']}")
+    lines.extend(format_flows(summary.get("flows", [])))
     for link in summary["links"]:
         lines.append(f"  {link['name']:<10} {link['model']:<7} in {link['packets_in']:>8}  out {link['packets_out']:>8}  "
                      f"queue drops {link['queue_drops']}  loss {link['loss_drops']}")

@@ -1,7 +1,9 @@
 """Real-time emulation: real commands in two network namespaces joined through a scenario's links.
 
-``emulate`` runs one command on each side and writes a results folder; ``shell`` runs a command
-(or an interactive shell) in the client namespace. In both, the server's address is in
+``emulate`` runs one command on each side and writes a results folder — or, given no command,
+runs the scenario's ``[[flow]]``s with airlink's own transports (TCP variants, DCCP, UDP media)
+as sender/receiver pairs over UDP through the emulated links, for the protocols the kernel
+lacks; ``shell`` runs a command (or an interactive shell) in the client namespace. In both, the server's address is in
 ``$AIRLINK_SERVER`` (the client's in ``$AIRLINK_CLIENT``), and everything — namespaces, TUN
 devices, processes — is gone when the call returns, whatever happened (see
 ``crates/airlink-emu/src/ns.rs`` for why even ``kill -9`` leaves nothing behind).
@@ -10,9 +12,11 @@ Results folder (appears only when complete; ``completed`` in both JSON files say
 commands finished normally)::
 
     manifest.json     resolved scenario, seed, airlink version, kernel, sysctls of both namespaces
-    summary.json      per-link counters (the simulator's fields), datapath report, commands
+    summary.json      per-link counters (the simulator's fields), datapath report, commands;
+                      with airlink's own transports also per-flow counters as in simulation
     links.parquet     per-link samples (queue, SNR, modulation)
     events.parquet    drops and malformed packets
+    flows.parquet, intervals.parquet, rtt.parquet   with airlink's own transports, as in simulation
     client.pcap       packets at the client's application side (raw IP, ns timestamps)
     server.pcap       packets at the server's application side
     client.stdout, client.stderr, server.stdout, server.stderr
@@ -24,7 +28,7 @@ import json
 import os
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,11 +80,13 @@ def _start(scenario: ScenarioPath, *, seed: int | None, overrides: Sequence[str]
     return emu, source
 
 
-def _wait(emu: _core.Emulation, handle: int, deadline: float | None, sink: ParquetSink | None) -> int | None:
-    """Waits for a command, draining the time series meanwhile; None when the deadline passed."""
+def _wait(emu: _core.Emulation, done: Callable[[], int | None], deadline: float | None,
+          sink: ParquetSink | None) -> int | None:
+    """Waits until ``done()`` gives an exit code, draining the time series meanwhile; None when
+    the deadline passed."""
     last_drain = time.monotonic()
     while True:
-        code = emu.poll(handle)
+        code = done()
         if code is not None:
             return code
         now = time.monotonic()
@@ -95,7 +101,7 @@ def _wait(emu: _core.Emulation, handle: int, deadline: float | None, sink: Parqu
 def emulate(
     scenario: ScenarioPath,
     *,
-    client: str,
+    client: str | None = None,
     server: str | None = None,
     out: ScenarioPath | None = None,
     seed: int | None = None,
@@ -114,7 +120,14 @@ def emulate(
     killed); the server gets ``server_grace`` seconds to exit by itself (``iperf3 -s -1``
     does), then everything is stopped. ``completed`` is true when the client exited with 0
     within the timeout and nothing interrupted the run.
+
+    With no ``client``, the scenario's flows run with airlink's own transports until they
+    have delivered their bytes or the scenario's stop time; ``completed`` then means what it
+    means in simulation, and the summary has the simulator's per-flow counters.
     """
+    if client is None and server is not None:
+        raise ValueError("a server command needs a client command (with neither, the scenario's flows run "
+                         "with airlink's own transports)")
     out = Path(out) if out is not None else Path("results") / f"emulate-{Path(os.fspath(scenario)).stem}"
     ensure_writable(out, replace=force)
     with atomic_folder(out, replace=force) as tmp:
@@ -124,21 +137,27 @@ def emulate(
         interrupted: str | None = None
         timed_out = False
         started = time.monotonic()
+        deadline = None if timeout is None else started + timeout
         try:
             hs = None
-            if server:
-                hs = emu.spawn("server", server, str(tmp / "server.stdout"), str(tmp / "server.stderr"))
-                commands.append({"side": "server", "command": server, "handle": hs, "start_s": time.monotonic() - started})
-                time.sleep(server_delay)
-            hc = emu.spawn("client", client, str(tmp / "client.stdout"), str(tmp / "client.stderr"))
-            commands.append({"side": "client", "command": client, "handle": hc, "start_s": time.monotonic() - started})
-            code = _wait(emu, hc, None if timeout is None else started + timeout, sink)
-            if code is None:
-                timed_out = True
-                emu.kill(hc, True)
-            commands[-1].update(exit_code=code, end_s=time.monotonic() - started)
+            if client is None:
+                emu.start_flows()
+                timed_out = _wait(emu, lambda: 0 if emu.flows_finished else None, deadline, sink) is None
+            else:
+                if server:
+                    hs = emu.spawn("server", server, str(tmp / "server.stdout"), str(tmp / "server.stderr"))
+                    commands.append({"side": "server", "command": server, "handle": hs,
+                                     "start_s": time.monotonic() - started})
+                    time.sleep(server_delay)
+                hc = emu.spawn("client", client, str(tmp / "client.stdout"), str(tmp / "client.stderr"))
+                commands.append({"side": "client", "command": client, "handle": hc, "start_s": time.monotonic() - started})
+                code = _wait(emu, lambda: emu.poll(hc), deadline, sink)
+                if code is None:
+                    timed_out = True
+                    emu.kill(hc, True)
+                commands[-1].update(exit_code=code, end_s=time.monotonic() - started)
             if hs is not None:
-                scode = _wait(emu, hs, time.monotonic() + server_grace, sink)
+                scode = _wait(emu, lambda: emu.poll(hs), time.monotonic() + server_grace, sink)
                 commands[0].update(exit_code=scode, end_s=time.monotonic() - started)
         except KeyboardInterrupt:
             interrupted = "SIGINT"
@@ -151,11 +170,15 @@ def emulate(
         for c in commands:
             c.pop("handle", None)
             c.setdefault("exit_code", None)
-        if not server:
-            for name in ("server.stdout", "server.stderr"):
-                (tmp / name).write_text("", encoding="utf-8")
-        client_ok = any(c["side"] == "client" and c["exit_code"] == 0 for c in commands)
-        completed = client_ok and not timed_out and interrupted is None
+        for side, cmd in (("server", server), ("client", client)):
+            if not cmd:
+                for stream in ("stdout", "stderr"):
+                    (tmp / f"{side}.{stream}").write_text("", encoding="utf-8")
+        if client is None:
+            finished = bool(summary.get("stack", {}).get("completed"))
+        else:
+            finished = any(c["side"] == "client" and c["exit_code"] == 0 for c in commands)
+        completed = finished and not timed_out and interrupted is None
         summary.update(completed=completed, interrupted=interrupted, timed_out=timed_out,
                        duration_s=time.monotonic() - started, commands=commands)
         manifest = make_manifest(
@@ -163,6 +186,7 @@ def emulate(
             resolved_scenario=emu.resolved_scenario(), completed=completed, command=command,
         )
         manifest.update(mode="emulation", kernel=_kernel(), sysctls=emu.sysctls(), commands=commands,
+                        endpoints="kernel" if client else "airlink",
                         realtime=summary.get("realtime"), snaplen=snaplen, server_address=emu.server_address,
                         client_address=emu.client_address,
                         host_changes=emu.host_changes)
@@ -198,7 +222,7 @@ def shell(
         if interactive:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
         handle = emu.spawn("client", command, None, None, True)
-        code = _wait(emu, handle, None, None)
+        code = _wait(emu, lambda: emu.poll(handle), None, None)
         return 1 if code is None else (128 - code if code < 0 else code)
     finally:
         if interactive:

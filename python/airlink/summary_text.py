@@ -28,7 +28,24 @@ def format_summary(summary: Mapping[str, Any]) -> str:
     """
     state = "finished" if summary["completed"] else "stopped unfinished"
     lines = [f"{summary['scenario']}, seed {summary['seed']}: {state} at {summary['sim_time_s']:.3f} s simulated ({summary['events']:,} events)"]
-    for f in summary["flows"]:
+    lines.extend(format_flows(summary["flows"]))
+    for link in summary["links"]:
+        line = f"  link {link['name']} ({link['model']}): {link['packets_out']:,} packets out"
+        if link["frames_sent"]:
+            line += (
+                f", frames {link['frames_sent']:,}, frame errors {link['frame_errors']:,}"
+                f"{_share(link['frame_errors'], link['frames_sent'])}, ARQ retransmissions {link['arq_retransmissions']:,}, "
+                f"given up {link['packets_given_up']:,}"
+            )
+        line += f", drops: queue {link['queue_drops']:,}, loss {link['loss_drops']:,}, checksum {link['checksum_drops']:,}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def format_flows(flows: list[Mapping[str, Any]]) -> list[str]:
+    """A line per flow: what it delivered, its goodput, and its losses."""
+    lines = []
+    for f in flows:
         duration = "not finished" if f["duration_s"] is None else f"in {f['duration_s']:.3f} s"
         of = "" if f["bytes_requested"] is None else f" of {f['bytes_requested']:,}"
         line = (
@@ -47,14 +64,4 @@ def format_summary(summary: Mapping[str, Any]) -> str:
                 f"out of order {i['out_of_order']:,}, jitter {i['jitter_ms']:.3f} ms"
             )
         lines.append(line)
-    for link in summary["links"]:
-        line = f"  link {link['name']} ({link['model']}): {link['packets_out']:,} packets out"
-        if link["frames_sent"]:
-            line += (
-                f", frames {link['frames_sent']:,}, frame errors {link['frame_errors']:,}"
-                f"{_share(link['frame_errors'], link['frames_sent'])}, ARQ retransmissions {link['arq_retransmissions']:,}, "
-                f"given up {link['packets_given_up']:,}"
-            )
-        line += f", drops: queue {link['queue_drops']:,}, loss {link['loss_drops']:,}, checksum {link['checksum_drops']:,}"
-        lines.append(line)
-    return "\n".join(lines)
+    return lines

@@ -367,7 +367,7 @@ impl Datapath {
     }
 }
 
-fn thread_cpu_ns() -> u64 {
+pub(crate) fn thread_cpu_ns() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: valid timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
@@ -400,7 +400,7 @@ pub struct DatapathParts {
     pub mtu: u32,
 }
 
-fn new_fd(fd: libc::c_int, call: &str) -> std::io::Result<OwnedFd> {
+pub(crate) fn new_fd(fd: libc::c_int, call: &str) -> std::io::Result<OwnedFd> {
     if fd < 0 {
         return Err(std::io::Error::other(format!("{call}: {}", std::io::Error::last_os_error())));
     }
@@ -544,7 +544,7 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
 }
 
 /// Arms the timer at an absolute monotonic instant, or disarms it.
-fn arm(timerfd: &OwnedFd, at_ns: Option<u64>) {
+pub(crate) fn arm(timerfd: &OwnedFd, at_ns: Option<u64>) {
     let ts = |ns: u64| libc::timespec { tv_sec: (ns / 1_000_000_000) as libc::time_t, tv_nsec: (ns % 1_000_000_000) as libc::c_long };
     let spec = libc::itimerspec { it_interval: ts(0), it_value: at_ns.map_or(ts(0), |ns| ts(ns.max(1))) };
     // SAFETY: valid descriptor and itimerspec.

@@ -14,20 +14,23 @@
 //! process in the namespaces and returns the summary. Call them from one long-lived thread:
 //! helper processes are tied to the thread that spawned them (`PR_SET_PDEATHSIG`).
 //!
-//! Room for airlink's own transports in real time: a third endpoint kind (a UDP socket)
-//! can feed the same four links through [`datapath`]'s stage queues.
+//! airlink's own transports run in real time too ([`Emulation::start_flows`], see [`stack`]):
+//! the scenario's flows as sender/receiver pairs over UDP sockets in the two namespaces, for
+//! the protocols this kernel lacks (DCCP, Veno, TCP-AFC).
 
 pub mod datapath;
 pub mod doctor;
 pub mod ns;
 pub mod packet;
 pub mod rt;
+pub mod stack;
 pub mod timing;
+pub mod wire;
 pub mod writer;
 
 use airlink_phy::Modulation;
 use airlink_scenario::Scenario;
-use airlink_sim::metrics::Table;
+use airlink_sim::metrics::{Recorder, Table};
 use airlink_sim::LinkSummary;
 use datapath::{DatapathConfig, DatapathParts, DatapathReport, LiveCounters, StopHandle};
 use ns::{Namespace, NsError, CLIENT_ADDR, SERVER_ADDR};
@@ -117,6 +120,10 @@ pub struct Emulation {
     writer: Option<JoinHandle<writer::WriterReport>>,
     series: Arc<Mutex<writer::Series>>,
     live: Arc<LiveCounters>,
+    origin: u64,
+    /// airlink's own transports, when started: the thread and its time series.
+    stack: Option<(stack::StackHandle, JoinHandle<stack::StackReport>)>,
+    recorder: Arc<Mutex<Recorder>>,
     sysctls: BTreeMap<&'static str, Vec<(String, String)>>,
     host_changes: Vec<String>,
     finished: Option<serde_json::Value>,
@@ -201,6 +208,9 @@ impl Emulation {
             writer: Some(writer),
             series,
             live,
+            origin,
+            stack: None,
+            recorder: Arc::new(Mutex::new(Recorder { enabled: true, ..Default::default() })),
             sysctls,
             host_changes,
             finished: None,
@@ -244,9 +254,78 @@ impl Emulation {
         Ok(n.spawn(command, &env, stdout, stderr, stdin_null)?)
     }
 
-    /// The time series collected so far (`links`, `events`), emptied.
+    /// Runs the scenario's flows with airlink's own transports (see [`stack`]): a UDP socket
+    /// pair per flow, the server's in the server namespace, the client's in the client's.
+    /// The flows start at their start times on the emulation's clock.
+    pub fn start_flows(&mut self) -> Result<(), EmuError> {
+        if self.stack.is_some() {
+            return Err(EmuError::Os("the flows are already running".into()));
+        }
+        let (Some(client), Some(server)) = (self.client.as_ref(), self.server.as_ref()) else {
+            return Err(EmuError::Os("the emulation has stopped".into()));
+        };
+        if self.scenario.flow.is_empty() {
+            return Err(EmuError::Build("the scenario has no [[flow]] to run".into()));
+        }
+        let mut flows = Vec::with_capacity(self.scenario.flow.len());
+        for (i, f) in self.scenario.flow.iter().enumerate() {
+            let flow = airlink_sim::build::scenario_flow(f, i).map_err(|e| EmuError::Build(e.0))?;
+            let protocol = match f.protocol {
+                airlink_scenario::Protocol::Tcp => wire::Protocol::Tcp,
+                airlink_scenario::Protocol::Udp => wire::Protocol::Udp,
+                airlink_scenario::Protocol::Dccp => wire::Protocol::Dccp,
+            };
+            // TCP and DCCP never send what the path would fragment; UDP may (as iperf does).
+            let mtu = self.scenario.emulation.mtu as u64;
+            let largest = match f.protocol {
+                airlink_scenario::Protocol::Tcp => f.tcp.mtu.unwrap_or(1500) as u64,
+                airlink_scenario::Protocol::Dccp => f.packet_size.map_or(0, |p| p.0) + 20 + 16 + 8,
+                airlink_scenario::Protocol::Udp => 0,
+            };
+            if largest > mtu {
+                return Err(EmuError::Build(format!(
+                    "flow {i}: its packets reach {largest} B, more than the emulated MTU of {mtu} B \
+                     (emulation.mtu): lower flow.tcp.mtu or flow.packet_size, or raise emulation.mtu"
+                )));
+            }
+            let (server_port, client_port) = stack::ports(i);
+            flows.push(stack::StackFlow {
+                flow,
+                protocol,
+                client: flow_socket(client, CLIENT_ADDR, client_port, SERVER_ADDR, server_port)?,
+                server: flow_socket(server, SERVER_ADDR, server_port, CLIENT_ADDR, client_port)?,
+            });
+        }
+        let parts = stack::StackParts {
+            flows,
+            origin_mono_ns: self.origin,
+            stop_at: airlink_engine::Instant::ZERO + self.scenario.stop.0,
+            sample_interval: self.scenario.sample_interval.0,
+            recorder: self.recorder.clone(),
+        };
+        let (handle, run) = stack::prepare(parts).map_err(|e| EmuError::Os(e.to_string()))?;
+        let thread = std::thread::Builder::new()
+            .name("airlink-stack".into())
+            .spawn(run)
+            .map_err(|e| EmuError::Os(format!("cannot start the transport thread: {e}")))?;
+        self.stack = Some((handle, thread));
+        Ok(())
+    }
+
+    /// The flows started by [`Self::start_flows`] have finished (or the stop time passed).
+    pub fn flows_finished(&self) -> bool {
+        self.stack.as_ref().is_some_and(|(h, _)| h.finished())
+    }
+
+    /// The time series collected so far (`links`, `events`, and with [`Self::start_flows`]
+    /// `flows`, `intervals`, `rtt`), emptied.
     pub fn drain(&self) -> Vec<(&'static str, Table)> {
-        self.series.lock().unwrap_or_else(|p| p.into_inner()).drain()
+        let mut tables = self.series.lock().unwrap_or_else(|p| p.into_inner()).drain();
+        if self.stack.is_some() {
+            let flows = self.recorder.lock().unwrap_or_else(|p| p.into_inner()).drain();
+            tables.extend(flows.into_iter().filter(|(name, _)| matches!(*name, "flows" | "intervals" | "rtt")));
+        }
+        tables
     }
 
     /// Stops the datapath and writer, kills everything in the namespaces, returns the summary.
@@ -254,7 +333,16 @@ impl Emulation {
         if let Some(v) = &self.finished {
             return v.clone();
         }
-        // Processes first, so nothing is left writing into a device that is going away.
+        // airlink's own endpoints first (their sockets hold the namespaces), then the
+        // processes, so nothing is left writing into a device that is going away.
+        let flows = self.stack.take().and_then(|(h, thread)| {
+            h.stop();
+            thread.join().ok()
+        });
+        let checksum_drops: BTreeMap<&str, u64> = [("client", &self.client), ("server", &self.server)]
+            .into_iter()
+            .filter_map(|(label, n)| Some((label, udp_checksum_errors(n.as_ref()?)?)))
+            .collect();
         for n in [self.client.take(), self.server.take()].into_iter().flatten() {
             drop(n);
         }
@@ -264,10 +352,53 @@ impl Emulation {
             _ => (Vec::new(), DatapathReport::default(), rt::RtReport::default()),
         };
         let writer = self.writer.take().and_then(|h| h.join().ok()).unwrap_or_default();
-        let summary = summary(&self.scenario, &links, &report, &rt, &writer);
+        let mut summary = summary(&self.scenario, &links, &report, &rt, &writer);
+        if let Some(mut stack) = flows {
+            let flows = std::mem::take(&mut stack.flows);
+            summary["flows"] = serde_json::json!(flows);
+            summary["stack"] = serde_json::json!(stack);
+            // Corrupted datagrams never reach airlink's endpoints: the kernels count them.
+            summary["stack"]["udp_checksum_drops"] = serde_json::json!(checksum_drops);
+        }
         self.finished = Some(summary.clone());
         summary
     }
+}
+
+/// A connected, non-blocking UDP socket in namespace `n`, with buffers large enough that the
+/// socket never drops what the emulated link delivers in a burst.
+fn flow_socket(n: &Namespace, local: &str, port: u16, peer: &str, peer_port: u16) -> Result<std::net::UdpSocket, EmuError> {
+    let socket = n.within(|| {
+        let err = |e: std::io::Error| NsError(format!("UDP socket {local}:{port} in the {} namespace: {e}", n.label));
+        let s = std::net::UdpSocket::bind((local, port)).map_err(err)?;
+        s.connect((peer, peer_port)).map_err(err)?;
+        s.set_nonblocking(true).map_err(err)?;
+        Ok(s)
+    })?;
+    for opt in [libc::SO_RCVBUFFORCE, libc::SO_SNDBUFFORCE] {
+        let size: libc::c_int = 4 << 20;
+        // SAFETY: a valid socket and an int option; refused without CAP_NET_ADMIN, then the
+        // default size stays (a smaller burst tolerance, nothing else).
+        unsafe {
+            libc::setsockopt(
+                std::os::fd::AsRawFd::as_raw_fd(&socket),
+                libc::SOL_SOCKET,
+                opt,
+                (&size as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+    }
+    Ok(socket)
+}
+
+/// `Udp: InCsumErrors` of a namespace's kernel: datagrams dropped for a bad checksum.
+fn udp_checksum_errors(n: &Namespace) -> Option<u64> {
+    let snmp = n.within(|| std::fs::read_to_string("/proc/thread-self/net/snmp").map_err(|e| NsError(e.to_string()))).ok()?;
+    let mut udp = snmp.lines().filter(|l| l.starts_with("Udp: "));
+    let (names, values) = (udp.next()?, udp.next()?);
+    let at = names.split_whitespace().position(|w| w == "InCsumErrors")?;
+    values.split_whitespace().nth(at)?.parse().ok()
 }
 
 /// A namespace other than the initial one may only make a congestion control its default if

@@ -289,6 +289,18 @@ impl Emulation {
         }
     }
 
+    /// Runs the scenario's flows with airlink's own transports (TCP variants, DCCP, UDP
+    /// media) over UDP sockets in the two namespaces, from their start times on.
+    fn start_flows(&mut self) -> PyResult<()> {
+        self.emu.start_flows().map_err(emu_err)
+    }
+
+    /// The flows of `start_flows` have finished (or the scenario's stop time passed).
+    #[getter]
+    fn flows_finished(&self) -> bool {
+        self.emu.flows_finished()
+    }
+
     /// The time series collected so far as {table: {column: list}}, emptied.
     fn drain<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         tables_to_dict(py, self.emu.drain())

@@ -545,7 +545,8 @@ pub struct FlowConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
     /// Payload of each datagram (UDP, DCCP; the largest piece of a VBR frame). Default
-    /// 1470 B (iperf's).
+    /// 1470 B for UDP (iperf's), 1424 B for DCCP (which never fragments: room for its
+    /// headers and options in a 1500-byte MTU).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packet_size: Option<DataSize>,
     /// VBR: the payload of successive frames, repeated.

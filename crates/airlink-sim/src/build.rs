@@ -2,8 +2,8 @@
 //! random stream, derived from the run seed and the component's stable name.
 
 use crate::metrics::Recorder;
-use crate::flow::Ends;
-use crate::{Event, FlowState, LinkId, LinkSlot, SimPacket, Simulation, RANK_SAMPLE, RANK_START};
+use crate::flow::{Ends, Flow};
+use crate::{Event, FlowSlot, LinkId, LinkSlot, SimPacket, Simulation, RANK_SAMPLE, RANK_START};
 use airlink_channel::{OfdmChannel, OfdmChannelConfig, PredictionModel, Shadowing, TapProfile};
 use airlink_engine::{EventQueue, Instant, RngStream};
 use airlink_link::{Link, Ofdm4gDownlink, Packet, Ofdm4gModulation, Ofdm4gParams, Pipe, PipeParams, QueueLimit, SlotAllocation};
@@ -278,7 +278,7 @@ fn protocol_name(p: sc::Protocol) -> &'static str {
     }
 }
 
-/// iperf's default UDP payload.
+/// iperf's default UDP payload (a 1498-byte IP packet).
 const DEFAULT_DATAGRAM: u32 = 1470;
 
 /// The media source of a UDP or DCCP flow (cbr, vbr).
@@ -304,7 +304,13 @@ fn media_source(f: &sc::FlowConfig, max_payload: u32) -> Option<UdpSourceConfig>
 fn endpoints(f: &sc::FlowConfig, i: usize) -> Result<Ends, BuildError> {
     let err = |e: &dyn fmt::Display| BuildError(format!("flow {i}: {e}"));
     let interval = Some(f.report_interval.0).filter(|d| !d.is_zero());
-    let payload = f.packet_size.map_or(DEFAULT_DATAGRAM, |b| b.0 as u32);
+    // DCCP never fragments (RFC 4340 §14): its default payload leaves room in a 1500-byte
+    // MTU for the generic header, the acknowledgement subheader and options.
+    let default_payload = match f.protocol {
+        sc::Protocol::Dccp => DccpConfig::default().packet_size,
+        _ => DEFAULT_DATAGRAM,
+    };
+    let payload = f.packet_size.map_or(default_payload, |b| b.0 as u32);
     Ok(match f.protocol {
         sc::Protocol::Tcp => {
             let cfg = tcp_config(f)?;
@@ -354,6 +360,18 @@ fn congestion_name(c: sc::Congestion) -> &'static str {
     }
 }
 
+/// Flow `i` of a scenario: its endpoints and application.
+pub fn scenario_flow(f: &sc::FlowConfig, i: usize) -> Result<Flow, BuildError> {
+    let congestion = match f.protocol {
+        sc::Protocol::Tcp => congestion_name(f.congestion()),
+        sc::Protocol::Dccp if f.ccid() == 2 => "ccid2",
+        sc::Protocol::Dccp => "ccid3",
+        sc::Protocol::Udp => "none",
+    };
+    let start = Instant::ZERO + f.start.0;
+    Ok(Flow::new(endpoints(f, i)?, start, f.bytes.map(|b| b.0), protocol_name(f.protocol), congestion))
+}
+
 impl Simulation {
     /// Builds the scenario's models. `record` turns the time series on.
     pub fn new(s: &sc::Scenario, record: bool) -> Result<Simulation, BuildError> {
@@ -375,35 +393,11 @@ impl Simulation {
                 up_path.push(id(&links)?);
                 links.push(slot(pipe(intern(format!("access.{i}.up")), access, seed)));
             }
-            let ends = endpoints(f, i)?;
-            let start = Instant::ZERO + f.start.0;
-            queue.push(start, RANK_START, i as u32, Event::FlowStart(i as u32));
-            let bytes = f.bytes.map(|b| b.0);
-            flows.push(FlowState {
-                ends,
-                client_wake: None,
-                server_wake: None,
-                down_path,
-                up_path,
-                start,
-                bytes,
-                delivered: 0,
-                first_delivery: None,
-                last_delivery: None,
-                mark10: None,
-                mark90: None,
-                done: bytes == Some(0),
-                checksum_drops: 0,
-                protocol: protocol_name(f.protocol),
-                congestion: match f.protocol {
-                    sc::Protocol::Tcp => congestion_name(f.congestion()),
-                    sc::Protocol::Dccp if f.ccid() == 2 => "ccid2",
-                    sc::Protocol::Dccp => "ccid3",
-                    sc::Protocol::Udp => "none",
-                },
-            });
+            let flow = scenario_flow(f, i)?;
+            queue.push(flow.start, RANK_START, i as u32, Event::FlowStart(i as u32));
+            flows.push(FlowSlot { flow, client_wake: None, server_wake: None, down_path, up_path });
         }
-        let unfinished_flows = flows.iter().filter(|f| !f.done).count();
+        let unfinished_flows = flows.iter().filter(|slot| !slot.flow.done).count();
         let sample_interval = s.sample_interval.0;
         if record && !sample_interval.is_zero() {
             queue.push(Instant::ZERO, RANK_SAMPLE, 0, Event::Sample);

@@ -1,7 +1,11 @@
 //! A flow's two endpoints, whatever the protocol, behind one driver interface; and what its
 //! application has seen. Data always flows from the server to the client.
+//!
+//! Both drivers run flows through [`Flow`]: the simulator in virtual time, and the emulator's
+//! real-time stack (airlink's own transports over UDP sockets in network namespaces).
 
-use crate::metrics::FlowSample;
+use crate::metrics::{FlowSample, Recorder};
+use crate::summary::{FlowSummary, IperfSummary};
 use airlink_engine::{Duration, Instant};
 use airlink_transport::dccp::{DccpEndpoint, DccpEvent, DccpPacket};
 use airlink_transport::udp::{IperfReceiver, UdpDatagram, UdpSender};
@@ -31,6 +35,179 @@ impl Pdu {
 pub enum Side {
     Client,
     Server,
+}
+
+/// One flow: its two endpoints and what its application has seen.
+pub struct Flow {
+    pub(crate) ends: Ends,
+    pub start: Instant,
+    /// Bytes the application transfers; `None`: as many as it can until the stop time.
+    pub bytes: Option<u64>,
+    pub delivered: u64,
+    pub first_delivery: Option<Instant>,
+    pub last_delivery: Option<Instant>,
+    /// (time, delivered) when delivery first reached 10 % and 90 % of `bytes`.
+    mark10: Option<(Instant, u64)>,
+    mark90: Option<(Instant, u64)>,
+    pub done: bool,
+    pub checksum_drops: u64,
+    pub protocol: &'static str,
+    pub congestion: &'static str,
+}
+
+impl Flow {
+    pub(crate) fn new(ends: Ends, start: Instant, bytes: Option<u64>, protocol: &'static str, congestion: &'static str) -> Flow {
+        Flow {
+            ends,
+            start,
+            bytes,
+            delivered: 0,
+            first_delivery: None,
+            last_delivery: None,
+            mark10: None,
+            mark90: None,
+            done: bytes == Some(0),
+            checksum_drops: 0,
+            protocol,
+            congestion,
+        }
+    }
+
+    /// The client opens the connection (UDP has none: its source runs on its own schedule).
+    pub fn start_at(&mut self, now: Instant) {
+        self.ends.start(now);
+    }
+
+    /// A packet arrived intact at `side`. Returns true when it completed the flow.
+    pub fn receive(&mut self, side: Side, now: Instant, pdu: &Pdu) -> bool {
+        let bytes = self.ends.handle(side, now, pdu);
+        bytes > 0 && self.deliver(now, bytes)
+    }
+
+    pub fn poll_timeout(&self, side: Side) -> Option<Instant> {
+        self.ends.poll_timeout(side)
+    }
+
+    pub fn handle_timeout(&mut self, side: Side, now: Instant) {
+        self.ends.handle_timeout(side, now)
+    }
+
+    pub fn poll_transmit(&mut self, side: Side, now: Instant) -> Option<Pdu> {
+        self.ends.poll_transmit(side, now)
+    }
+
+    /// Payload reached the client's application. Returns true when it completed the flow.
+    fn deliver(&mut self, now: Instant, bytes: u64) -> bool {
+        self.delivered += bytes;
+        self.first_delivery.get_or_insert(now);
+        self.last_delivery = Some(now);
+        let Some(total) = self.bytes else { return false };
+        if self.mark10.is_none() && self.delivered * 10 >= total {
+            self.mark10 = Some((now, self.delivered));
+        }
+        if self.mark90.is_none() && self.delivered * 10 >= total * 9 {
+            self.mark90 = Some((now, self.delivered));
+        }
+        if self.delivered >= total && !self.done {
+            self.done = true;
+            return true;
+        }
+        false
+    }
+
+    /// The application's reactions to the transport events of `side`: once connected the
+    /// server writes the whole transfer and closes; deliveries are counted; RTT samples and
+    /// iperf's interval reports go to `rec` when it records. Returns true when the flow
+    /// completed.
+    pub fn react(&mut self, id: u32, side: Side, now: Instant, rec: &mut Recorder) -> bool {
+        let mut completed = false;
+        while let Some(ev) = self.ends.poll_event(side, now) {
+            match ev {
+                AppEvent::Connected => {
+                    if let Ends::Tcp { server, .. } = &mut self.ends {
+                        match self.bytes {
+                            Some(bytes) => {
+                                server.send(now, bytes);
+                                server.close(now);
+                            }
+                            None => server.send(now, u64::MAX / 2),
+                        }
+                    }
+                }
+                AppEvent::Delivered(bytes) => completed |= self.deliver(now, bytes),
+                AppEvent::RttSample(rtt) if rec.enabled => {
+                    rec.rtt.time_ns.push(now.as_nanos());
+                    rec.rtt.flow.push(id as u64);
+                    rec.rtt.rtt_us.push(rtt.as_nanos() as f64 / 1e3);
+                }
+                AppEvent::RttSample(_) => {}
+            }
+        }
+        if rec.enabled {
+            if let Some(receiver) = self.ends.receiver_mut() {
+                while let Some(r) = receiver.poll_report() {
+                    rec.intervals.push(id, &r);
+                }
+            }
+        }
+        completed
+    }
+
+    /// The sender's state for the time series.
+    pub fn sample(&self) -> FlowSample {
+        self.ends.sample()
+    }
+
+    /// Complete: all bytes delivered, or a flow without a size (those run to the stop time).
+    pub fn completed(&self) -> bool {
+        self.done || self.bytes.is_none()
+    }
+
+    pub fn summary(&self, id: u32) -> FlowSummary {
+        let sent = self.ends.sent();
+        let end = self.last_delivery;
+        let duration = end.map(|e| e.saturating_since(self.start).as_secs_f64());
+        let steady = match (self.mark10, self.mark90) {
+            (Some((t1, b1)), Some((t2, b2))) if t2 > t1 => Some((b2 - b1) as f64 * 8.0 / (t2 - t1).as_secs_f64()),
+            _ => None,
+        };
+        FlowSummary {
+            id,
+            protocol: self.protocol,
+            congestion: self.congestion,
+            bytes_requested: self.bytes,
+            bytes_delivered: self.delivered,
+            completed: self.completed(),
+            start_s: self.start.as_secs_f64(),
+            end_s: end.map(|e| e.as_secs_f64()),
+            duration_s: duration,
+            goodput_bps: duration.filter(|d| *d > 0.0).map(|d| self.delivered as f64 * 8.0 / d),
+            goodput_steady_bps: steady,
+            segments_sent: sent.packets,
+            data_segments_sent: sent.data_packets,
+            retransmissions: sent.retransmissions,
+            retransmission_pct: if sent.data_packets == 0 {
+                0.0
+            } else {
+                100.0 * sent.retransmissions as f64 / sent.data_packets as f64
+            },
+            timeouts: sent.timeouts,
+            fast_recoveries: sent.fast_recoveries,
+            checksum_drops: self.checksum_drops,
+            iperf: self.ends.receiver().map(|r| {
+                let t = r.totals();
+                IperfSummary {
+                    datagrams: t.datagrams,
+                    received: t.received,
+                    lost: t.lost,
+                    loss_pct: if t.datagrams == 0 { 0.0 } else { 100.0 * t.lost as f64 / t.datagrams as f64 },
+                    out_of_order: t.out_of_order,
+                    jitter_ms: t.jitter_ms,
+                    throughput_bps: t.throughput_bps,
+                }
+            }),
+        }
+    }
 }
 
 /// The endpoints of one flow. Built once per flow and never moved, so the variants' sizes

@@ -15,16 +15,14 @@
 
 pub mod build;
 pub mod dumbbell;
-mod flow;
+pub mod flow;
 pub mod metrics;
 mod summary;
 
 use airlink_engine::{Duration, EventQueue, Instant};
 use airlink_link::{Link, LinkEvent, Packet};
 pub use build::BuildError;
-use flow::{AppEvent, Ends};
-pub use flow::Pdu;
-use flow::Side;
+pub use flow::{Flow, Pdu, Side};
 use metrics::Recorder;
 pub use summary::{FlowSummary, LinkSummary, Summary};
 
@@ -106,34 +104,21 @@ pub(crate) struct LinkSlot {
     pub checksum_drops: u64,
 }
 
-/// One flow: both endpoints, the application's state and its counters.
-pub(crate) struct FlowState {
-    pub ends: Ends,
+/// A flow in the simulation: the flow and its place in the topology.
+pub(crate) struct FlowSlot {
+    pub flow: Flow,
     pub client_wake: Option<Instant>,
     pub server_wake: Option<Instant>,
     /// Links crossed server to client, and client to server.
     pub down_path: Vec<LinkId>,
     pub up_path: Vec<LinkId>,
-    pub start: Instant,
-    /// Bytes the application transfers; `None`: as many as it can until the stop time.
-    pub bytes: Option<u64>,
-    pub delivered: u64,
-    pub first_delivery: Option<Instant>,
-    pub last_delivery: Option<Instant>,
-    /// (time, delivered) when delivery first reached 10 % and 90 % of `bytes`.
-    pub mark10: Option<(Instant, u64)>,
-    pub mark90: Option<(Instant, u64)>,
-    pub done: bool,
-    pub checksum_drops: u64,
-    pub protocol: &'static str,
-    pub congestion: &'static str,
 }
 
 /// A running simulation.
 pub struct Simulation {
     queue: EventQueue<Event>,
     pub(crate) links: Vec<LinkSlot>,
-    pub(crate) flows: Vec<FlowState>,
+    pub(crate) flows: Vec<FlowSlot>,
     /// Flows that have not delivered all their bytes (flows without an end never finish).
     unfinished_flows: usize,
     stop: Instant,
@@ -212,7 +197,7 @@ impl Simulation {
             Event::Arrive(node @ (Node::Client(f) | Node::Server(f)), pkt) => {
                 if pkt.bit_errors > 0 {
                     // The receiver's checksum catches the corruption.
-                    self.flows[f as usize].checksum_drops += 1;
+                    self.flows[f as usize].flow.checksum_drops += 1;
                     if let Some(l) = pkt.corrupted_by {
                         self.links[l as usize].checksum_drops += 1;
                     }
@@ -222,9 +207,8 @@ impl Simulation {
                     }
                 } else {
                     let side = if node == Node::Client(f) { Side::Client } else { Side::Server };
-                    let bytes = self.flows[f as usize].ends.handle(side, now, &pkt.pdu);
-                    if bytes > 0 {
-                        self.deliver(f, bytes);
+                    if self.flows[f as usize].flow.receive(side, now, &pkt.pdu) {
+                        self.unfinished_flows -= 1;
                     }
                 }
                 self.after_endpoint(node);
@@ -249,13 +233,13 @@ impl Simulation {
                     }
                     Node::Client(f) | Node::Server(f) => {
                         let side = if node == Node::Client(f) { Side::Client } else { Side::Server };
-                        self.flows[f as usize].ends.handle_timeout(side, now);
+                        self.flows[f as usize].flow.handle_timeout(side, now);
                         self.after_endpoint(node);
                     }
                 }
             }
             Event::FlowStart(f) => {
-                self.flows[f as usize].ends.start(now);
+                self.flows[f as usize].flow.start_at(now);
                 self.after_endpoint(Node::Client(f));
                 self.after_endpoint(Node::Server(f));
             }
@@ -318,27 +302,6 @@ impl Simulation {
         }
     }
 
-    /// Payload reached flow `f`'s client application.
-    fn deliver(&mut self, f: u32, bytes: u64) {
-        let now = self.now;
-        let flow = &mut self.flows[f as usize];
-        flow.delivered += bytes;
-        flow.first_delivery.get_or_insert(now);
-        flow.last_delivery = Some(now);
-        if let Some(total) = flow.bytes {
-            if flow.mark10.is_none() && flow.delivered * 10 >= total {
-                flow.mark10 = Some((now, flow.delivered));
-            }
-            if flow.mark90.is_none() && flow.delivered * 10 >= total * 9 {
-                flow.mark90 = Some((now, flow.delivered));
-            }
-            if flow.delivered >= total && !flow.done {
-                flow.done = true;
-                self.unfinished_flows -= 1;
-            }
-        }
-    }
-
     fn after_endpoint(&mut self, node: Node) {
         let now = self.now;
         let (f, side, dir) = match node {
@@ -346,45 +309,16 @@ impl Simulation {
             Node::Server(f) => (f, Side::Server, Dir::Down),
             Node::Link(_) => unreachable!("links are not endpoints"),
         };
-        // Application reactions to transport events.
-        while let Some(ev) = self.flows[f as usize].ends.poll_event(side, now) {
-            match ev {
-                AppEvent::Connected => {
-                    // The server's application writes the whole transfer, then closes.
-                    let flow = &mut self.flows[f as usize];
-                    if let Ends::Tcp { server, .. } = &mut flow.ends {
-                        match flow.bytes {
-                            Some(bytes) => {
-                                server.send(now, bytes);
-                                server.close(now);
-                            }
-                            None => server.send(now, u64::MAX / 2),
-                        }
-                    }
-                }
-                AppEvent::Delivered(bytes) => self.deliver(f, bytes),
-                AppEvent::RttSample(rtt) if self.recorder.enabled => {
-                    self.recorder.rtt.time_ns.push(now.as_nanos());
-                    self.recorder.rtt.flow.push(f as u64);
-                    self.recorder.rtt.rtt_us.push(rtt.as_nanos() as f64 / 1e3);
-                }
-                AppEvent::RttSample(_) => {}
-            }
+        if self.flows[f as usize].flow.react(f, side, now, &mut self.recorder) {
+            self.unfinished_flows -= 1;
         }
-        if self.recorder.enabled {
-            if let Some(receiver) = self.flows[f as usize].ends.receiver_mut() {
-                while let Some(r) = receiver.poll_report() {
-                    self.recorder.intervals.push(f, &r);
-                }
-            }
-        }
-        while let Some(pdu) = self.flows[f as usize].ends.poll_transmit(side, now) {
+        while let Some(pdu) = self.flows[f as usize].flow.poll_transmit(side, now) {
             let pkt = SimPacket { flow: f, dir, hop: 0, pdu, bit_errors: 0, corrupted_by: None };
             self.forward(now, pkt, node);
         }
-        let due = self.flows[f as usize].ends.poll_timeout(side);
-        let flow = &mut self.flows[f as usize];
-        let pending = if side == Side::Client { &mut flow.client_wake } else { &mut flow.server_wake };
+        let due = self.flows[f as usize].flow.poll_timeout(side);
+        let slot = &mut self.flows[f as usize];
+        let pending = if side == Side::Client { &mut slot.client_wake } else { &mut slot.server_wake };
         if let Some(t) = due {
             if pending.is_none_or(|w| t < w) {
                 let t = t.max(now);
@@ -399,8 +333,8 @@ impl Simulation {
             return;
         }
         let now = self.now;
-        for (i, fl) in self.flows.iter().enumerate() {
-            self.recorder.flows.push(now, i as u32, fl.delivered, &fl.ends.sample());
+        for (i, slot) in self.flows.iter().enumerate() {
+            self.recorder.flows.push(now, i as u32, slot.flow.delivered, &slot.flow.sample());
         }
         for slot in &mut self.links {
             let s = slot.link.sample(now);

@@ -89,56 +89,7 @@ pub struct LinkSummary {
 
 impl Simulation {
     pub fn summary(&self) -> Summary {
-        let flows = self
-            .flows
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let sent = f.ends.sent();
-                let end = f.last_delivery;
-                let duration = end.map(|e| e.saturating_since(f.start).as_secs_f64());
-                let steady = match (f.mark10, f.mark90) {
-                    (Some((t1, b1)), Some((t2, b2))) if t2 > t1 => Some((b2 - b1) as f64 * 8.0 / (t2 - t1).as_secs_f64()),
-                    _ => None,
-                };
-                FlowSummary {
-                    id: i as u32,
-                    protocol: f.protocol,
-                    congestion: f.congestion,
-                    bytes_requested: f.bytes,
-                    bytes_delivered: f.delivered,
-                    completed: f.done || f.bytes.is_none(),
-                    start_s: f.start.as_secs_f64(),
-                    end_s: end.map(|e| e.as_secs_f64()),
-                    duration_s: duration,
-                    goodput_bps: duration.filter(|d| *d > 0.0).map(|d| f.delivered as f64 * 8.0 / d),
-                    goodput_steady_bps: steady,
-                    segments_sent: sent.packets,
-                    data_segments_sent: sent.data_packets,
-                    retransmissions: sent.retransmissions,
-                    retransmission_pct: if sent.data_packets == 0 {
-                        0.0
-                    } else {
-                        100.0 * sent.retransmissions as f64 / sent.data_packets as f64
-                    },
-                    timeouts: sent.timeouts,
-                    fast_recoveries: sent.fast_recoveries,
-                    checksum_drops: f.checksum_drops,
-                    iperf: f.ends.receiver().map(|r| {
-                        let t = r.totals();
-                        IperfSummary {
-                            datagrams: t.datagrams,
-                            received: t.received,
-                            lost: t.lost,
-                            loss_pct: if t.datagrams == 0 { 0.0 } else { 100.0 * t.lost as f64 / t.datagrams as f64 },
-                            out_of_order: t.out_of_order,
-                            jitter_ms: t.jitter_ms,
-                            throughput_bps: t.throughput_bps,
-                        }
-                    }),
-                }
-            })
-            .collect();
+        let flows = self.flows.iter().enumerate().map(|(i, slot)| slot.flow.summary(i as u32)).collect();
         let links = self
             .links
             .iter()
@@ -169,7 +120,7 @@ impl Simulation {
         Summary {
             scenario: self.name.clone(),
             seed: self.seed,
-            completed: self.flows.iter().all(|f| f.done || f.bytes.is_none()),
+            completed: self.flows.iter().all(|slot| slot.flow.completed()),
             sim_time_s: self.now.as_secs_f64(),
             events: self.events_processed,
             flows,

@@ -1,0 +1,187 @@
+"""airlink's own transports in real time: the scenario's flows (TCP Veno and AFC, DCCP CCID-2
+and CCID-3, UDP media) run over UDP through the emulated links, and behave as they do in
+simulation with the same seed. Root only; skipped elsewhere with the reason.
+
+No timed assertions: counts, sizes and ratios with tolerances that hold on a busy 2-core machine.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import airlink
+from airlink import _core, emulate as emulation
+
+from conftest import ADAPTIVE
+
+CHECKS = json.loads(_core.doctor())
+MISSING = [c["name"] for c in CHECKS if c["required"] and not c["ok"]]
+pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"emulation not possible here: {', '.join(MISSING)}")
+
+# Random loss with no queueing: Veno reads its losses as random, AFC keeps SACK_OK.
+LOSSY_TCP = """
+name = "lossy"
+seed = 4
+stop = "60 s"
+sample_interval = "100 ms"
+[wired]
+delay = "10 ms"
+[downlink.pipe]
+rate = "5 Mbit/s"
+delay = "5 ms"
+queue = 60
+loss = 0.01
+[uplink.pipe]
+delay = "5 ms"
+[[flow]]
+protocol = "tcp"
+congestion = "veno"
+bytes = "1500 kB"
+[[flow]]
+protocol = "tcp"
+congestion = "afc"
+bytes = "1500 kB"
+"""
+
+DATAGRAMS = """
+name = "datagrams"
+seed = 2
+stop = "12 s"
+[wired]
+delay = "20 ms"
+[downlink.pipe]
+rate = "6 Mbit/s"
+delay = "5 ms"
+queue = "40000 B"
+loss = 0.005
+[uplink.pipe]
+delay = "5 ms"
+[[flow]]
+protocol = "dccp"
+ccid = 3
+[[flow]]
+protocol = "dccp"
+ccid = 2
+[[flow]]
+protocol = "udp"
+rate = "1 Mbit/s"
+packet_size = "1000 B"
+"""
+
+
+def scenario(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "s.toml"
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def ip_packets(pcap: Path, src: str) -> list[bytes]:
+    addr = bytes(int(x) for x in src.split("."))
+    return [p for _, _, p in emulation.read_pcap(pcap) if p[12:16] == addr]
+
+
+def test_own_tcp_variants_behave_as_in_simulation(tmp_path: Path) -> None:
+    s = scenario(tmp_path, LOSSY_TCP)
+    sim = airlink.run(s).summary
+    emu = emulation.emulate(s, out=tmp_path / "emu", snaplen=64)
+    assert emu.completed, emu.summary.get("stack")
+    assert emu.manifest["endpoints"] == "airlink"
+    stack = emu.summary["stack"]
+    assert stack["malformed"] == 0 and stack["send_errors"] == 0 and stack["oversized_packets"] == 0
+    for e, m in zip(emu.summary["flows"], sim["flows"], strict=True):
+        assert (e["protocol"], e["congestion"]) == (m["protocol"], m["congestion"])
+        assert e["completed"] and e["bytes_delivered"] == m["bytes_delivered"] == 1_500_000
+        # Same models, same seed: the link drops the same share of packets, the transports react
+        # alike; only the real clock's jitter separates the two.
+        assert 0.85 < e["goodput_bps"] / m["goodput_bps"] < 1.15, (e, m)
+        assert e["retransmissions"] > 0 and 0.5 < e["retransmissions"] / m["retransmissions"] < 2.0
+    # Packets have their simulated sizes: full-sized data segments are 1500 B, pure ACKs 40 B.
+    down = [struct.unpack("!H", p[2:4])[0] for p in ip_packets(emu.path / "server.pcap", "10.77.0.1")]
+    up = [struct.unpack("!H", p[2:4])[0] for p in ip_packets(emu.path / "client.pcap", "10.77.0.2")]
+    assert max(down) == 1500 and down.count(1500) > 0.9 * len(down) - 10
+    assert up.count(40) > 0.5 * len(up)
+    # The time series are the simulator's: Veno's backlog and AFC's SACK_OK are recorded.
+    flows = pd.read_parquet(emu.path / "flows.parquet")
+    assert flows[flows.flow == 0].backlog_segments.notna().any()
+    assert set(flows[flows.flow == 1].sack_ok.unique()) <= {0, 1} and (flows[flows.flow == 1].sack_ok >= 0).any()
+    assert (pd.read_parquet(emu.path / "rtt.parquet").rtt_us > 30_000).all()  # the path's 30 ms
+
+
+def test_own_dccp_and_udp_flows_share_the_link_as_in_simulation(tmp_path: Path) -> None:
+    s = scenario(tmp_path, DATAGRAMS)
+    sim = airlink.run(s).summary
+    emu = emulation.emulate(s, out=tmp_path / "emu", snaplen=64)
+    assert emu.completed, emu.summary.get("stack")
+    for e, m in zip(emu.summary["flows"], sim["flows"], strict=True):
+        assert e["retransmissions"] == 0  # DCCP and UDP never retransmit
+        assert 0.85 < e["iperf"]["throughput_bps"] / m["iperf"]["throughput_bps"] < 1.15, (e, m)
+    ccid3, ccid2, udp = emu.summary["flows"]
+    assert 0.95e6 < udp["iperf"]["throughput_bps"] < 1.05e6
+    assert ccid3["iperf"]["lost"] > 0 and ccid2["iperf"]["lost"] > 0
+    # DCCP never fragments: every downward packet is a whole datagram within the MTU.
+    for p in ip_packets(emu.path / "server.pcap", "10.77.0.1"):
+        flags_offset = struct.unpack("!H", p[6:8])[0]
+        assert flags_offset & 0x3FFF == 0 and struct.unpack("!H", p[2:4])[0] <= 1500
+    assert len(pd.read_parquet(emu.path / "intervals.parquet")) > 0
+
+
+def test_own_veno_on_the_wipemu_downlink_matches_simulation(tmp_path: Path) -> None:
+    """The 4G adaptive downlink with its fading, ARQ and 20 kbit/s uplink: the same seed gives the
+    same channel in both modes, and airlink's Veno the same goodput."""
+    settings = ["flow.0.congestion=veno", "flow.0.bytes=600 kB"]
+    sim = airlink.run(ADAPTIVE, seed=3, overrides=settings).summary
+    emu = emulation.emulate(ADAPTIVE, seed=3, overrides=settings, out=tmp_path / "emu", snaplen=64)
+    assert emu.completed
+    e, m = emu.summary["flows"][0], sim["flows"][0]
+    assert 0.85 < e["goodput_bps"] / m["goodput_bps"] < 1.15, (e, m)
+    down_e, down_m = emu.summary["links"][1], sim["links"][1]
+    assert abs(down_e["frame_errors"] / down_e["frames_sent"] - down_m["frame_errors"] / down_m["frames_sent"]) < 0.03
+
+
+def test_dccp_larger_than_the_mtu_is_refused_and_leaves_no_results(tmp_path: Path) -> None:
+    s = scenario(tmp_path, DATAGRAMS.replace('ccid = 2\n', 'ccid = 2\npacket_size = "1470 B"\n'))
+    with pytest.raises(_core.ScenarioError, match="flow 1: its packets reach 1514 B, more than the emulated MTU of 1500 B"):
+        emulation.emulate(s, out=tmp_path / "emu")
+    assert not (tmp_path / "emu").exists()
+
+
+def test_emulate_without_commands_runs_the_flows_from_the_cli(tmp_path: Path, airlink_cli) -> None:
+    s = scenario(tmp_path, LOSSY_TCP.replace('"1500 kB"', '"200 kB"'))
+    r = airlink_cli("emulate", s, "--out", tmp_path / "emu")
+    assert r.exit_code == 0, r.output
+    assert "flow 0 tcp/veno: 200,000 of 200,000 B" in r.output and "flow 1 tcp/afc" in r.output
+    r = airlink_cli("emulate", s, "--server", "iperf3 -s -1", "--out", tmp_path / "emu2")
+    assert r.exit_code == 2 and "--server needs --client" in r.output
+
+
+def test_garbage_datagrams_to_a_flow_are_counted_and_the_flow_completes(tmp_path: Path) -> None:
+    """Datagrams that come from the flow's peer address and port but do not decode (a raw socket
+    in the client namespace forges them) are counted as malformed; the flow is unharmed."""
+    s = scenario(tmp_path, LOSSY_TCP.replace('"1500 kB"', '"300 kB"').replace("loss = 0.01", "loss = 0"))
+    forge = (
+        "import socket,struct,time\n"
+        "r=socket.socket(socket.AF_INET,socket.SOCK_RAW,socket.IPPROTO_UDP)\n"
+        "for n in (1,5,11,3):\n"
+        "    body=bytes([0xff])*n\n"
+        "    r.sendto(struct.pack('!HHHH',46000,47000,8+n,0)+body,('10.77.0.1',0))\n"
+        "    time.sleep(0.05)\n"
+    )
+    (tmp_path / "forge.py").write_text(forge, encoding="utf-8")
+    emu = _core.Emulation(s.read_text(), str(s))
+    try:
+        emu.start_flows()
+        h = emu.spawn("client", f"{sys.executable} {tmp_path / 'forge.py'}")
+        while emu.poll(h) is None or not emu.flows_finished:
+            time.sleep(0.05)
+        assert emu.poll(h) == 0
+    finally:
+        summary = json.loads(emu.stop())
+    assert summary["stack"]["malformed"] >= 3  # 1, 5 and 3 bytes cannot hold a TCP header
+    assert all(f["completed"] for f in summary["flows"])
