@@ -185,3 +185,26 @@ def test_garbage_datagrams_to_a_flow_are_counted_and_the_flow_completes(tmp_path
         summary = json.loads(emu.stop())
     assert summary["stack"]["malformed"] >= 3  # 1, 5 and 3 bytes cannot hold a TCP header
     assert all(f["completed"] for f in summary["flows"])
+
+
+def test_sigterm_mid_run_keeps_what_the_flows_did_and_says_incomplete(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+
+    from conftest import AIRLINK_COMMAND
+
+    s = scenario(tmp_path, LOSSY_TCP.replace('bytes = "1500 kB"\n', ""))  # no size: until the stop time
+    p = subprocess.Popen([*AIRLINK_COMMAND, "emulate", str(s), "--out", str(tmp_path / "run")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    t0 = time.monotonic()
+    while not list(tmp_path.glob(".run.partial-*/flows.parquet")):
+        assert time.monotonic() - t0 < 60 and p.poll() is None, "the flows never started"
+        time.sleep(0.05)
+    time.sleep(2.0)  # the series are written from the first instant; let the flows deliver
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=30)
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert manifest["completed"] is False and summary["interrupted"] == "signal 15"
+    assert summary["stack"]["completed"] is False
+    assert all(f["bytes_delivered"] > 0 for f in summary["flows"])
