@@ -121,6 +121,7 @@ pub struct Emulation {
     series: Arc<Mutex<writer::Series>>,
     live: Arc<LiveCounters>,
     origin: u64,
+    realtime: bool,
     /// airlink's own transports, when started: the thread and its time series.
     stack: Option<(stack::StackHandle, JoinHandle<stack::StackReport>)>,
     recorder: Arc<Mutex<Recorder>>,
@@ -209,6 +210,7 @@ impl Emulation {
             series,
             live,
             origin,
+            realtime: opts.realtime,
             stack: None,
             recorder: Arc::new(Mutex::new(Recorder { enabled: true, ..Default::default() })),
             sysctls,
@@ -302,6 +304,7 @@ impl Emulation {
             stop_at: airlink_engine::Instant::ZERO + self.scenario.stop.0,
             sample_interval: self.scenario.sample_interval.0,
             recorder: self.recorder.clone(),
+            realtime: self.realtime,
         };
         let (handle, run) = stack::prepare(parts).map_err(|e| EmuError::Os(e.to_string()))?;
         let thread = std::thread::Builder::new()

@@ -6,6 +6,8 @@ use serde::Serialize;
 
 /// The SCHED_FIFO priority of the datapath (above ordinary RT helpers, below kernel threads).
 pub const FIFO_PRIORITY: i32 = 50;
+/// airlink's own endpoints run just below the datapath: the links' timing comes first.
+pub const STACK_FIFO_PRIORITY: i32 = FIFO_PRIORITY - 1;
 
 /// What [`apply`] obtained; `None` = granted, `Some(reason)` = refused.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
@@ -42,9 +44,14 @@ fn last_error(call: &str) -> String {
 
 /// Applies the real-time settings to the calling thread (`mlockall` to the whole process).
 pub fn apply(fifo: bool, lock_memory: bool) -> RtReport {
+    apply_at(FIFO_PRIORITY, fifo, lock_memory)
+}
+
+/// [`apply`] with another SCHED_FIFO priority.
+pub fn apply_at(priority: i32, fifo: bool, lock_memory: bool) -> RtReport {
     let mut r = RtReport::default();
     if fifo {
-        let param = libc::sched_param { sched_priority: FIFO_PRIORITY };
+        let param = libc::sched_param { sched_priority: priority };
         // SAFETY: 0 = the calling thread; a valid sched_param.
         if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
             r.sched_fifo = Some(last_error("sched_setscheduler(SCHED_FIFO)"));

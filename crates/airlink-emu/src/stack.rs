@@ -58,6 +58,8 @@ pub struct StackReport {
     pub timer_late_p99_us: f64,
     pub timer_late_max_us: f64,
     pub cpu_s: f64,
+    /// SCHED_FIFO and timer slack of the stack thread: what was refused.
+    pub realtime: crate::rt::RtReport,
     pub flows: Vec<FlowSummary>,
 }
 
@@ -260,6 +262,8 @@ pub struct StackParts {
     pub stop_at: Instant,
     pub sample_interval: Duration,
     pub recorder: Arc<Mutex<Recorder>>,
+    /// Try SCHED_FIFO (just below the datapath) for the stack thread.
+    pub realtime: bool,
 }
 
 /// Prepares the handle and the runner; the runner is called on the stack thread.
@@ -312,9 +316,8 @@ pub fn prepare(parts: StackParts) -> std::io::Result<(StackHandle, impl FnOnce()
     };
     let (stop, finished) = (handle.stop.clone(), handle.finished.clone());
     let run = move || {
-        // Endpoint timers want exact wake-ups too: no timer slack (refusal changes nothing else).
-        // SAFETY: prctl with plain arguments.
-        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+        // Endpoint timers want exact wake-ups too; memory is locked by the datapath already.
+        let rt = crate::rt::apply_at(crate::rt::STACK_FIFO_PRIORITY, parts.realtime, false);
         let cpu0 = crate::datapath::thread_cpu_ns();
         let started = monotonic_ns();
         let n = parts.flows.len();
@@ -392,6 +395,7 @@ pub fn prepare(parts: StackParts) -> std::io::Result<(StackHandle, impl FnOnce()
             }
         };
         finished.store(true, Ordering::SeqCst);
+        st.report.realtime = rt;
         st.finish(started, cpu0, reached_stop)
     };
     Ok((handle, run))
