@@ -110,16 +110,16 @@ fn side_index(side: Side) -> usize {
     }
 }
 
+fn socket(flows: &[StackFlow], i: usize, side: Side) -> &UdpSocket {
+    match side {
+        Side::Client => &flows[i].client,
+        Side::Server => &flows[i].server,
+    }
+}
+
 impl Stack {
     fn now(&self) -> Instant {
         Instant::from_nanos(monotonic_ns().saturating_sub(self.origin))
-    }
-
-    fn socket(&self, i: usize, side: Side) -> &UdpSocket {
-        match side {
-            Side::Client => &self.flows[i].client,
-            Side::Server => &self.flows[i].server,
-        }
     }
 
     /// After an endpoint ran: the application's reactions, then everything it sends.
@@ -134,7 +134,7 @@ impl Stack {
                 self.report.oversized_packets += 1;
                 self.report.oversize_bytes += extra as u64;
             }
-            match self.socket(i, side).send(&self.send_buf) {
+            match socket(&self.flows, i, side).send(&self.send_buf) {
                 Ok(_) => self.report.datagrams_sent += 1,
                 Err(_) => self.report.send_errors += 1,
             }
@@ -143,15 +143,8 @@ impl Stack {
 
     /// Reads everything waiting on one socket.
     fn receive(&mut self, i: usize, side: Side) {
-        loop {
-            let socket = match side {
-                Side::Client => &self.flows[i].client,
-                Side::Server => &self.flows[i].server,
-            };
-            let n = match socket.recv(&mut self.recv_buf) {
-                Ok(n) => n,
-                Err(_) => break, // WouldBlock, or an ICMP error reported on the socket
-            };
+        // Until WouldBlock (or an ICMP error reported on the socket: epoll wakes us again).
+        while let Ok(n) = socket(&self.flows, i, side).recv(&mut self.recv_buf) {
             let now = self.now();
             let protocol = self.flows[i].protocol;
             match wire::decode(
