@@ -8,6 +8,7 @@ No timed assertions: counts, sizes and ratios with tolerances that hold on a bus
 from __future__ import annotations
 
 import json
+import statistics
 import struct
 import sys
 import time
@@ -89,19 +90,25 @@ def ip_packets(pcap: Path, src: str) -> list[bytes]:
 
 def test_own_tcp_variants_behave_as_in_simulation(tmp_path: Path) -> None:
     s = scenario(tmp_path, LOSSY_TCP)
-    sim = airlink.run(s).summary
-    emu = emulation.emulate(s, out=tmp_path / "emu", snaplen=64)
+    sims = [airlink.run(s, seed=seed).summary for seed in range(1, 9)]
+    emu = emulation.emulate(s, seed=4, out=tmp_path / "emu", snaplen=64)
     assert emu.completed, emu.summary.get("stack")
     assert emu.manifest["endpoints"] == "airlink"
     stack = emu.summary["stack"]
     assert stack["malformed"] == 0 and stack["send_errors"] == 0 and stack["oversized_packets"] == 0
-    for e, m in zip(emu.summary["flows"], sim["flows"], strict=True):
+    # Same models and seed: on a quiet machine the run repeats the simulation's almost exactly
+    # (same losses, same retransmissions); the real clock may reorder the two flows' packets
+    # under load, so each flow must only fall within the simulated spread across seeds.
+    for i, e in enumerate(emu.summary["flows"]):
+        m = sims[3]["flows"][i]
         assert (e["protocol"], e["congestion"]) == (m["protocol"], m["congestion"])
-        assert e["completed"] and e["bytes_delivered"] == m["bytes_delivered"] == 1_500_000
-        # Same models, same seed: the link drops the same share of packets, the transports react
-        # alike; only the real clock's jitter separates the two.
-        assert 0.85 < e["goodput_bps"] / m["goodput_bps"] < 1.15, (e, m)
-        assert e["retransmissions"] > 0 and 0.5 < e["retransmissions"] / m["retransmissions"] < 2.0
+        assert e["completed"] and e["bytes_delivered"] == 1_500_000 and e["retransmissions"] > 0
+        simulated = [x["flows"][i]["goodput_bps"] for x in sims]
+        mean, sd = statistics.mean(simulated), statistics.stdev(simulated)
+        assert abs(e["goodput_bps"] - mean) < 3 * sd, (e["congestion"], e["goodput_bps"], simulated)
+    # Under random loss alone AFC keeps more of its window than Veno (at every simulated seed).
+    veno, afc = emu.summary["flows"]
+    assert afc["goodput_bps"] > veno["goodput_bps"]
     # Packets have their simulated sizes: full-sized data segments are 1500 B, pure ACKs 40 B.
     down = [struct.unpack("!H", p[2:4])[0] for p in ip_packets(emu.path / "server.pcap", "10.77.0.1")]
     up = [struct.unpack("!H", p[2:4])[0] for p in ip_packets(emu.path / "client.pcap", "10.77.0.2")]
@@ -115,13 +122,20 @@ def test_own_tcp_variants_behave_as_in_simulation(tmp_path: Path) -> None:
 
 
 def test_own_dccp_and_udp_flows_share_the_link_as_in_simulation(tmp_path: Path) -> None:
+    """Competing DCCP flows split the link differently run to run (in simulation the CCID-3
+    share varies by ~11 % across seeds); the real clock is one more such perturbation. So each
+    emulated flow must fall within the simulated spread, and the total within 5 %."""
     s = scenario(tmp_path, DATAGRAMS)
-    sim = airlink.run(s).summary
-    emu = emulation.emulate(s, out=tmp_path / "emu", snaplen=64)
+    sims = [airlink.run(s, seed=seed).summary for seed in range(1, 9)]
+    emu = emulation.emulate(s, seed=2, out=tmp_path / "emu", snaplen=64)
     assert emu.completed, emu.summary.get("stack")
-    for e, m in zip(emu.summary["flows"], sim["flows"], strict=True):
-        assert e["retransmissions"] == 0  # DCCP and UDP never retransmit
-        assert 0.85 < e["iperf"]["throughput_bps"] / m["iperf"]["throughput_bps"] < 1.15, (e, m)
+    throughput = lambda summary: [f["iperf"]["throughput_bps"] for f in summary["flows"]]  # noqa: E731
+    spread = list(zip(*(throughput(x) for x in sims), strict=True))
+    for flow, got, simulated in zip(emu.summary["flows"], throughput(emu.summary), spread, strict=True):
+        assert flow["retransmissions"] == 0  # DCCP and UDP never retransmit
+        mean, sd = statistics.mean(simulated), statistics.stdev(simulated)
+        assert abs(got - mean) < 3 * sd + 0.02 * mean, (flow["congestion"], got, simulated)
+    assert 0.95 < sum(throughput(emu.summary)) / sum(throughput(sims[1])) < 1.05
     ccid3, ccid2, udp = emu.summary["flows"]
     assert 0.95e6 < udp["iperf"]["throughput_bps"] < 1.05e6
     assert ccid3["iperf"]["lost"] > 0 and ccid2["iperf"]["lost"] > 0
