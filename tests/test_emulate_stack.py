@@ -8,8 +8,10 @@ No timed assertions: counts, sizes and ratios with tolerances that hold on a bus
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
 import struct
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -203,7 +205,6 @@ def test_garbage_datagrams_to_a_flow_are_counted_and_the_flow_completes(tmp_path
 
 def test_sigterm_mid_run_keeps_what_the_flows_did_and_says_incomplete(tmp_path: Path) -> None:
     import signal
-    import subprocess
 
     from conftest import AIRLINK_COMMAND
 
@@ -222,3 +223,48 @@ def test_sigterm_mid_run_keeps_what_the_flows_did_and_says_incomplete(tmp_path: 
     assert manifest["completed"] is False and summary["interrupted"] == "signal 15"
     assert summary["stack"]["completed"] is False
     assert all(f["bytes_delivered"] > 0 for f in summary["flows"])
+
+
+TCP_AND_DCCP = """
+seed = 4
+stop = "8 s"
+[wired]
+delay = "10 ms"
+[downlink.pipe]
+rate = "5 Mbit/s"
+delay = "5 ms"
+queue = 60
+loss = 0.01
+[uplink.pipe]
+delay = "5 ms"
+[[flow]]
+protocol = "tcp"
+congestion = "afc"
+bytes = "300 kB"
+[[flow]]
+protocol = "dccp"
+ccid = 2
+"""
+
+
+@pytest.mark.skipif(not (shutil.which("tshark") and shutil.which("tcptrace")), reason="tshark or tcptrace missing")
+def test_captures_show_airlinks_own_tcp_and_dccp_as_the_real_protocols(tmp_path: Path) -> None:
+    emu = emulation.emulate(scenario(tmp_path, TCP_AND_DCCP), out=tmp_path / "emu", snaplen=2000)
+    native = emu.summary["pcap"]["native_packets"]
+    assert native["client"] > 1000 and native["server"] > 1000
+    pcap = str(emu.path / "server.pcap")
+
+    def tshark(*args: str) -> list[str]:
+        r = subprocess.run(["tshark", "-r", pcap, *args], capture_output=True, text=True, check=True)
+        return r.stdout.split()
+
+    assert tshark("-Y", "_ws.malformed || _ws.expert.severity >= error") == []
+    assert {"0", "1", "2", "3", "4"} <= set(tshark("-Y", "dccp", "-T", "fields", "-e", "dccp.type"))  # Request..DataAck
+    # Whole packets were captured, so every checksum is there and right (status 1 = good).
+    assert set(tshark("-Y", "dccp", "-T", "fields", "-e", "dccp.checksum.status")) == {"1"}
+    assert set(tshark("-Y", "tcp", "-o", "tcp.check_checksum:TRUE", "-T", "fields", "-e", "tcp.checksum.status")) == {"1"}
+    assert "SYN" in " ".join(tshark("-Y", "tcp.flags.syn == 1 && tcp.flags.ack == 0"))
+    # tcptrace follows the connection: the sender (the server, b) sent exactly the 300 kB once.
+    report = subprocess.run(["tcptrace", "-l", "-n", pcap], capture_output=True, text=True, check=True).stdout
+    unique = [line for line in report.splitlines() if "unique bytes sent" in line]
+    assert unique and unique[0].split()[-1] == "300000", report

@@ -17,7 +17,8 @@ commands finished normally)::
     links.parquet     per-link samples (queue, SNR, modulation)
     events.parquet    drops and malformed packets
     flows.parquet, intervals.parquet, rtt.parquet   with airlink's own transports, as in simulation
-    client.pcap       packets at the client's application side (raw IP, ns timestamps)
+    client.pcap       packets at the client's application side (raw IP, ns timestamps); airlink's
+                      own TCP and DCCP appear as real TCP and DCCP packets
     server.pcap       packets at the server's application side
     client.stdout, client.stderr, server.stdout, server.stderr
 """

@@ -20,6 +20,7 @@
 
 pub mod datapath;
 pub mod doctor;
+pub mod native;
 pub mod ns;
 pub mod packet;
 pub mod rt;
@@ -122,6 +123,9 @@ pub struct Emulation {
     live: Arc<LiveCounters>,
     origin: u64,
     realtime: bool,
+    pcap_dir: Option<PathBuf>,
+    /// The UDP ports and protocols of airlink's own flows (for native pcaps).
+    flow_ports: Vec<native::FlowPorts>,
     /// airlink's own transports, when started: the thread and its time series.
     stack: Option<(stack::StackHandle, JoinHandle<stack::StackReport>)>,
     recorder: Arc<Mutex<Recorder>>,
@@ -211,6 +215,8 @@ impl Emulation {
             live,
             origin,
             realtime: opts.realtime,
+            pcap_dir: opts.pcap_dir.clone(),
+            flow_ports: Vec::new(),
             stack: None,
             recorder: Arc::new(Mutex::new(Recorder { enabled: true, ..Default::default() })),
             sysctls,
@@ -291,6 +297,7 @@ impl Emulation {
                 )));
             }
             let (server_port, client_port) = stack::ports(i);
+            self.flow_ports.push(native::FlowPorts { server: server_port, client: client_port, protocol });
             flows.push(stack::StackFlow {
                 flow,
                 protocol,
@@ -356,6 +363,15 @@ impl Emulation {
         };
         let writer = self.writer.take().and_then(|h| h.join().ok()).unwrap_or_default();
         let mut summary = summary(&self.scenario, &links, &report, &rt, &writer);
+        if let (Some(dir), false) = (&self.pcap_dir, self.flow_ports.is_empty()) {
+            // airlink's own TCP and DCCP appear in the captures as the real protocols.
+            let mut native = serde_json::Map::new();
+            for side in ["client", "server"] {
+                let r = native::rewrite_pcap(&dir.join(format!("{side}.pcap")), &self.flow_ports);
+                native.insert(side.into(), r.map_or_else(|e| serde_json::json!({ "error": e }), |n| serde_json::json!(n)));
+            }
+            summary["pcap"]["native_packets"] = serde_json::Value::Object(native);
+        }
         if let Some(mut stack) = flows {
             let flows = std::mem::take(&mut stack.flows);
             summary["flows"] = serde_json::json!(flows);
