@@ -298,6 +298,7 @@ def emulate(scenario: Path, server_cmd: str | None, client_cmd: str | None, seed
     result = emulation.emulate(
         scenario, client=client_cmd, server=server_cmd, out=out, seed=seed, overrides=overrides, force=force,
         snaplen=snaplen, realtime=not no_rt, timeout=timeout, server_delay=server_delay, command=command,
+        progress=not as_json and sys.stderr.isatty(),
     )
     if as_json:
         click.echo(json.dumps(result.summary, indent=2))

@@ -28,11 +28,14 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tqdm import tqdm
 
 from airlink import _core
 from airlink.atomic import atomic_folder, ensure_writable
@@ -82,11 +85,12 @@ def _start(scenario: ScenarioPath, *, seed: int | None, overrides: Sequence[str]
 
 
 def _wait(emu: _core.Emulation, done: Callable[[], int | None], deadline: float | None,
-          sink: ParquetSink | None) -> int | None:
-    """Waits until ``done()`` gives an exit code, draining the time series meanwhile; None when
-    the deadline passed."""
+          sink: ParquetSink | None, tick: Callable[[], None] = lambda: None) -> int | None:
+    """Waits until ``done()`` gives an exit code, draining the time series and calling
+    ``tick`` meanwhile; None when the deadline passed."""
     last_drain = time.monotonic()
     while True:
+        tick()
         code = done()
         if code is not None:
             return code
@@ -114,6 +118,7 @@ def emulate(
     server_grace: float = 5.0,
     timeout: float | None = None,
     command: Sequence[str] | None = None,
+    progress: bool = False,
 ) -> EmulationResult:
     """Runs ``server`` in the server namespace, then ``client`` in the client namespace.
 
@@ -125,6 +130,8 @@ def emulate(
     With no ``client``, the scenario's flows run with airlink's own transports until they
     have delivered their bytes or the scenario's stop time; ``completed`` then means what it
     means in simulation, and the summary has the simulator's per-flow counters.
+
+    ``progress`` shows the elapsed time on stderr (against the stop time for airlink's flows).
     """
     if client is None and server is not None:
         raise ValueError("a server command needs a client command (with neither, the scenario's flows run "
@@ -139,11 +146,18 @@ def emulate(
         timed_out = False
         started = time.monotonic()
         deadline = None if timeout is None else started + timeout
+        bar = tqdm(total=round(emu.stop_s) if client is None else None, unit="s", desc=emu.name, file=sys.stderr,
+                   disable=not progress, bar_format="{desc}: {n:.0f}/{total_fmt} s {bar}" if client is None else None)
+
+        def tick() -> None:
+            elapsed = time.monotonic() - started
+            bar.update((elapsed if bar.total is None else min(elapsed, bar.total)) - bar.n)
+
         try:
             hs = None
             if client is None:
                 emu.start_flows()
-                timed_out = _wait(emu, lambda: 0 if emu.flows_finished else None, deadline, sink) is None
+                timed_out = _wait(emu, lambda: 0 if emu.flows_finished else None, deadline, sink, tick) is None
             else:
                 if server:
                     hs = emu.spawn("server", server, str(tmp / "server.stdout"), str(tmp / "server.stderr"))
@@ -152,7 +166,7 @@ def emulate(
                     time.sleep(server_delay)
                 hc = emu.spawn("client", client, str(tmp / "client.stdout"), str(tmp / "client.stderr"))
                 commands.append({"side": "client", "command": client, "handle": hc, "start_s": time.monotonic() - started})
-                code = _wait(emu, lambda: emu.poll(hc), deadline, sink)
+                code = _wait(emu, lambda: emu.poll(hc), deadline, sink, tick)
                 if code is None:
                     timed_out = True
                     emu.kill(hc, True)
@@ -165,6 +179,7 @@ def emulate(
         except SystemExit as e:
             interrupted = f"signal {int(e.code) - 128}" if isinstance(e.code, int) and e.code > 128 else "exit"
         finally:
+            bar.close()
             summary = json.loads(emu.stop())
             sink.write(emu.drain())
             sink.close()

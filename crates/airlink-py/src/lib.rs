@@ -235,6 +235,11 @@ impl Emulation {
     fn wakeups(&self) -> u64 {
         self.emu.wakeups()
     }
+    /// The scenario's stop time in seconds (when airlink's own flows stop at the latest).
+    #[getter]
+    fn stop_s(&self) -> f64 {
+        self.scenario.stop.0.as_secs_f64()
+    }
     fn resolved_scenario(&self) -> String {
         self.scenario.to_toml()
     }
