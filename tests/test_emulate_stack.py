@@ -29,10 +29,8 @@ MISSING = [c["name"] for c in CHECKS if c["required"] and not c["ok"]]
 pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"emulation not possible here: {', '.join(MISSING)}")
 
 # Random loss with no queueing: Veno reads its losses as random, AFC keeps SACK_OK.
-LOSSY_TCP = """
-name = "lossy"
+LOSSY_LINK = """
 seed = 4
-stop = "60 s"
 sample_interval = "100 ms"
 [wired]
 delay = "10 ms"
@@ -43,6 +41,8 @@ queue = 60
 loss = 0.01
 [uplink.pipe]
 delay = "5 ms"
+"""
+LOSSY_TCP = 'stop = "60 s"' + LOSSY_LINK + """
 [[flow]]
 protocol = "tcp"
 congestion = "veno"
@@ -225,18 +225,7 @@ def test_sigterm_mid_run_keeps_what_the_flows_did_and_says_incomplete(tmp_path: 
     assert all(f["bytes_delivered"] > 0 for f in summary["flows"])
 
 
-TCP_AND_DCCP = """
-seed = 4
-stop = "8 s"
-[wired]
-delay = "10 ms"
-[downlink.pipe]
-rate = "5 Mbit/s"
-delay = "5 ms"
-queue = 60
-loss = 0.01
-[uplink.pipe]
-delay = "5 ms"
+TCP_AND_DCCP = 'stop = "8 s"' + LOSSY_LINK + """
 [[flow]]
 protocol = "tcp"
 congestion = "afc"
