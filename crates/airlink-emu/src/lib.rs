@@ -23,6 +23,7 @@ pub mod ns;
 pub mod packet;
 pub mod rt;
 pub mod timing;
+pub mod udpgen;
 pub mod writer;
 
 use airlink_phy::Modulation;
