@@ -17,7 +17,7 @@
 //! (2) → `wired.up` (3) → server TUN.
 
 use crate::packet::{EmuPacket, Malformed};
-use crate::timing::{monotonic_ns, spin_until};
+use crate::timing::{monotonic_ns, spin_until, thread_cpu_ns};
 use crate::writer::{Record, Side};
 use airlink_engine::{Duration, Instant};
 use airlink_sim::build::BuiltLink;
@@ -143,6 +143,8 @@ pub struct DatapathReport {
     /// The guard of the hybrid wait at the end (it adapts to the timer wake-up latency).
     pub guard_us: f64,
     pub cpu_s: f64,
+    /// Part of `cpu_s` spent spinning before deadlines (the hybrid wait's last guard).
+    pub spin_s: f64,
 }
 
 /// Stage queues: packets that left link `i` and are due at the next stage.
@@ -367,13 +369,6 @@ impl Datapath {
     }
 }
 
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: valid timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 /// A handle to stop the datapath from another thread.
 pub struct StopHandle {
     flag: Arc<AtomicBool>,
@@ -458,6 +453,7 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
         let mut spin_tokens = SPIN_BUCKET_NS;
         let mut last_refill = monotonic_ns();
         let mut spin_at = false;
+        let mut spin_ns = 0u64;
         while !flag.load(Ordering::Relaxed) {
             dp.did_work = false;
             let now = dp.now();
@@ -489,6 +485,7 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
                     // Close: spin (bounded) instead of sleeping.
                     let end = spin_until(d, 2 * guard + 20_000);
                     spin_tokens -= end.saturating_sub(mono_now) as f64;
+                    spin_ns += end.saturating_sub(mono_now);
                     continue;
                 }
                 Some(d) => {
@@ -533,10 +530,12 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
                     let t0 = monotonic_ns();
                     let end = spin_until(d, 2 * guard + 20_000);
                     spin_tokens -= end.saturating_sub(t0) as f64;
+                    spin_ns += end.saturating_sub(t0);
                 }
             }
             live.packets_forwarded.store(dp.report.downlink.packets + dp.report.uplink.packets, Ordering::Relaxed);
         }
+        dp.report.spin_s = spin_ns as f64 * 1e-9;
         let (links, report) = dp.finish(started, cpu0);
         (links, report, rt)
     };

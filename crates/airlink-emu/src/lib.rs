@@ -121,6 +121,8 @@ pub struct Emulation {
     sysctls: BTreeMap<&'static str, Vec<(String, String)>>,
     host_changes: Vec<String>,
     finished: Option<serde_json::Value>,
+    /// Process CPU time when the threads started (ns), for the summary's `cpu`.
+    process_cpu0: u64,
 }
 
 /// Which namespace.
@@ -167,6 +169,7 @@ impl Emulation {
         }
         let (tx, rx) = std::sync::mpsc::sync_channel(1 << 16);
         let series = Arc::new(Mutex::new(writer::Series::default()));
+        let process_cpu0 = timing::process_cpu_ns();
         let origin = timing::monotonic_ns();
         let realtime_offset = timing::realtime_ns() as i128 - timing::monotonic_ns() as i128;
         let writer = {
@@ -205,6 +208,7 @@ impl Emulation {
             sysctls,
             host_changes,
             finished: None,
+            process_cpu0,
         })
     }
 
@@ -265,7 +269,15 @@ impl Emulation {
             _ => (Vec::new(), DatapathReport::default(), rt::RtReport::default()),
         };
         let writer = self.writer.take().and_then(|h| h.join().ok()).unwrap_or_default();
-        let summary = summary(&self.scenario, &links, &report, &rt, &writer);
+        let process_cpu_s = timing::process_cpu_ns().saturating_sub(self.process_cpu0) as f64 * 1e-9;
+        let mut summary = summary(&self.scenario, &links, &report, &rt, &writer);
+        // CPU of every airlink thread, not only the datapath's: the process's total covers the
+        // writer and the controlling thread (Python's, when driven from there) too.
+        summary["cpu"] = serde_json::json!({
+            "datapath_s": report.cpu_s,
+            "writer_s": writer.cpu_s,
+            "process_s": process_cpu_s,
+        });
         self.finished = Some(summary.clone());
         summary
     }
