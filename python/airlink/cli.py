@@ -385,10 +385,11 @@ def _udpgen_call(fn: Any, as_json: bool, **kwargs: Any) -> None:
               help="Offered bit/s counting IP bytes (k, M, G suffixes); 0 = as fast as possible.")
 @click.option("--seconds", type=click.FloatRange(0, min_open=True), default=4.0, show_default=True)
 @click.option("--batch", type=click.IntRange(1, 1024), default=64, show_default=True, help="Packets per sendmmsg at most.")
+@click.option("--no-gso", is_flag=True, help="One message per packet (no UDP GSO).")
 @json_option
-def udpgen_send(to: str, size: int, rate: int, seconds: float, batch: int, as_json: bool) -> None:
+def udpgen_send(to: str, size: int, rate: int, seconds: float, batch: int, no_gso: bool, as_json: bool) -> None:
     """Send a paced (or unpaced) stream of UDP packets with sequence numbers."""
-    _udpgen_call(_core.udpgen_send, as_json, to=to, size=size, rate_bps=rate, seconds=seconds, batch=batch)
+    _udpgen_call(_core.udpgen_send, as_json, to=to, size=size, rate_bps=rate, seconds=seconds, batch=batch, gso=not no_gso)
 
 
 @udpgen.command("recv")

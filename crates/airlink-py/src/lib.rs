@@ -346,10 +346,11 @@ fn duration_ns(what: &str, seconds: f64) -> PyResult<u64> {
 }
 
 /// airlink's UDP packet source (udpgen): sends `size`-byte payloads to `to` ("ADDR:PORT") at
-/// `rate_bps` (IP bytes; 0 = as fast as possible) for `seconds`; returns its report as JSON.
+/// `rate_bps` (IP bytes; 0 = as fast as possible) for `seconds`, with UDP GSO when `gso` and
+/// the kernel allows it; returns its report as JSON.
 #[pyfunction]
-#[pyo3(signature = (to, size=72, rate_bps=0, seconds=1.0, batch=64))]
-fn udpgen_send(py: Python<'_>, to: &str, size: usize, rate_bps: u64, seconds: f64, batch: usize) -> PyResult<String> {
+#[pyo3(signature = (to, size=72, rate_bps=0, seconds=1.0, batch=64, gso=true))]
+fn udpgen_send(py: Python<'_>, to: &str, size: usize, rate_bps: u64, seconds: f64, batch: usize, gso: bool) -> PyResult<String> {
     use airlink_emu::udpgen;
     let cfg = udpgen::SendConfig {
         to: socket_addr("destination", to)?,
@@ -357,6 +358,7 @@ fn udpgen_send(py: Python<'_>, to: &str, size: usize, rate_bps: u64, seconds: f6
         rate_bps,
         duration_ns: duration_ns("duration", seconds)?,
         batch,
+        gso,
     };
     cfg.validate().map_err(PyValueError::new_err)?;
     let r = py.detach(move || udpgen::send(&cfg)).map_err(EmulationError::new_err)?;
