@@ -9,9 +9,8 @@
 //!   applications sent (non-blocking, in batches) and stamps it with the current time.
 //! - Waiting: `epoll` on both TUN devices, a stop `eventfd` and a `timerfd` armed with an
 //!   *absolute* deadline at `next deadline - guard`; the last `guard` is a bounded spin.
-//!   With no deadline the timer is disarmed: no wake-ups while idle. Only deliveries spin
-//!   (everything else is handled with its due instant, so lateness there changes nothing), and
-//!   only while they are sparser than the guard; dense deliveries are taken in batches of at
+//!   With no deadline the timer is disarmed: no wake-ups while idle. The spin is spent only
+//!   while deliveries are sparser than the guard; dense deliveries are taken in batches of at
 //!   least `MIN_SLEEP_NS` per wake-up (the rate stays exact).
 //! - Logging and pcap writing go through a bounded channel to the writer thread; when it is
 //!   full the record is counted as lost, the timed path never blocks.
@@ -487,14 +486,13 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
             }
             after_wakeup = false;
             let sampling = !dp.cfg.sample_interval.is_zero();
-            let next_what = dp.next_event(sampling && dp.busy());
-            let next = next_what.map(|(t, _)| dp.origin + t.as_nanos());
-            // Only deliveries (and the timers of the links that deliver) are seen outside: the
-            // models are called with due instants, so a late wake-up for anything else changes
-            // nothing. And when deliveries come closer together than the guard, spinning would
-            // mean spinning through every gap: then the thread sleeps to each deadline and sends
-            // what is due in one go (late by the wake-up latency, the rate stays exact).
-            let spin_worthy = matches!(next_what, Some((_, 1 | 3 | 5 | 7))) && dp.delivery_gap_ewma > SPIN_MIN_GAP_GUARDS * guard as f64;
+            let next = dp.next_event(sampling && dp.busy()).map(|(t, _)| dp.origin + t.as_nanos());
+            // When deliveries come closer together than the guard, spinning would mean spinning
+            // through every gap: then the thread sleeps to each deadline and sends what is due
+            // in one go (late by the wake-up latency, the rate stays exact). Every kind of
+            // deadline spins otherwise: a late sample or stage transfer changes no model (they
+            // get due instants), but a delivery due just after it would be late too.
+            let spin_worthy = dp.delivery_gap_ewma > SPIN_MIN_GAP_GUARDS * guard as f64;
             let mono_now = monotonic_ns();
             // Spin budget: spinning may use at most SPIN_SHARE of a core on average. When it is
             // spent (high packet rates), the thread sleeps to the deadline itself and sends
