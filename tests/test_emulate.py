@@ -135,6 +135,48 @@ def test_line_rate_of_100_byte_packets(tmp_path: Path, rate: int, count: int) ->
     assert receiver == pytest.approx(rate, rel=5e-3)
 
 
+AIRLINK_BIN = str(Path(sys.executable).with_name("airlink"))
+UDPGEN_LINE = """
+[downlink.pipe]
+rate = "2 Mbit/s"
+queue = 50
+[uplink.pipe]
+[[flow]]
+"""
+
+
+@pytest.mark.skipif(not Path(AIRLINK_BIN).exists(), reason="the venv's airlink script is not installed")
+def test_udpgen_overloads_a_pipe_and_the_receiver_accounts_for_every_packet(tmp_path: Path) -> None:
+    """udpgen offers 2x a 2 Mbit/s pipe: everything it sent is read by the datapath, what the
+    pipe let through is what the receiver counted, the queue's drops are the receiver's losses,
+    and a stray short datagram is counted as malformed, not a crash."""
+    s = scenario(tmp_path, UDPGEN_LINE)
+    stray = f"{PY} -c \"import socket,os; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'short', (os.environ['AIRLINK_CLIENT'], 5300))\""
+    res = emulation.emulate(
+        s, out=tmp_path / "run", server_delay=0, timeout=60,
+        client=f"{AIRLINK_BIN} udpgen recv --port 5300 --seconds 30 --idle 1 --json",
+        server=f"sleep 1; {stray}; exec {AIRLINK_BIN} udpgen send --to $AIRLINK_CLIENT:5300 --size 72 --rate 4M --seconds 1.5 --json",
+    )
+    sent = json.loads(res.output("server"))
+    got = json.loads(res.output("client"))
+    links = res.summary["links"]
+    # The schedule offers exactly rate x duration: 4 Mbit/s of 100-byte IP packets for 1.5 s.
+    assert sent["packets"] == 7500 and sent["send_errors"] == 0
+    assert res.summary["datapath"]["packets_read_server"] == sent["packets"] + 1
+    assert res.summary["datapath"]["malformed_server"] == 0  # it is valid IP
+    # The stray datagram went through the pipe too (if it was not dropped there).
+    assert got["packets"] + got["malformed"] == links[1]["packets_out"]
+    assert links[1]["packets_out"] + links[1]["queue_drops"] == sent["packets"] + 1
+    # Losses inside the stream are queue drops (the tail may also be dropped, so <=).
+    assert got["lost"] <= links[1]["queue_drops"]
+    assert got["first_seq"] == 0 and got["stopped_by"] == "idle"
+    # The stray datagram arrives first, before the stream fills the queue.
+    assert got["malformed"] == 1
+    # The pipe was overloaded throughout: it delivered its rate, not the offered one.
+    assert links[1]["queue_drops"] > 0.3 * sent["packets"]
+    assert got["rate_bps"] == pytest.approx(2e6, rel=0.02)
+
+
 def _table2_scenario(tmp_path: Path, k: int) -> Path:
     base = Path(VALIDATION).read_text(encoding="utf-8")
     modulation = {1: "bpsk", 2: "4qam", 3: "8qam", 4: "16qam", 5: "32qam", 6: "64qam", 7: "128qam", 8: "256qam"}[k]

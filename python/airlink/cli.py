@@ -352,6 +352,70 @@ def timing(requests: int, min_ms: float, max_ms: float, methods: tuple[str, ...]
     click.echo(json.dumps(rows, indent=2) if as_json else timing_mod.format_table(rows))
 
 
+def _parse_rate(ctx: click.Context, param: click.Parameter, value: str) -> int:
+    """A bit rate: a number with an optional k, M or G suffix (120M = 120 Mbit/s); 0 = as fast as possible."""
+    text = value.strip()
+    scale = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}.get(text[-1:], 1.0) if text else 1.0
+    try:
+        rate = float(text[:-1] if scale != 1.0 else text) * scale
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: expected bit/s as a number with an optional k, M or G suffix, e.g. 120M")
+    if not (rate >= 0 and rate < 1e12):
+        raise click.BadParameter(f"{value!r}: expected a rate from 0 (as fast as possible) to below 1 Tbit/s")
+    return round(rate)
+
+
+@cli.group(hidden=True)
+def udpgen() -> None:
+    """airlink's UDP packet source and sink (sendmmsg/recvmmsg) for emulator benchmarks.
+
+    Run them as the --server/--client commands of `airlink emulate`. Rates count IP bytes
+    (payload + 28); payloads carry a sequence number, so the receiver counts losses.
+    """
+
+
+def _udpgen_call(fn: Any, as_json: bool, **kwargs: Any) -> None:
+    try:
+        report = json.loads(fn(**kwargs))
+    except ValueError as e:
+        raise click.UsageError(str(e))
+    except _core.EmulationError as e:
+        click.echo(f"airlink udpgen: {e}", err=True)
+        sys.exit(EXIT_REFUSED)
+    if as_json:
+        click.echo(json.dumps(report))
+    else:
+        click.echo(" ".join(f"{k}={v}" for k, v in report.items()))
+
+
+@udpgen.command("send")
+@click.option("--to", "to", required=True, metavar="ADDR:PORT", help="Destination, e.g. $AIRLINK_CLIENT:5300.")
+@click.option("--size", type=click.IntRange(12, 65507), default=72, show_default=True, help="UDP payload bytes.")
+@click.option("--rate", default="0", callback=_parse_rate, show_default=True,
+              help="Offered bit/s counting IP bytes (k, M, G suffixes); 0 = as fast as possible.")
+@click.option("--seconds", type=click.FloatRange(0, min_open=True), default=4.0, show_default=True)
+@click.option("--batch", type=click.IntRange(1, 1024), default=64, show_default=True, help="Packets per sendmmsg at most.")
+@click.option("--no-gso", is_flag=True, help="One message per packet (no UDP GSO).")
+@json_option
+def udpgen_send(to: str, size: int, rate: int, seconds: float, batch: int, no_gso: bool, as_json: bool) -> None:
+    """Send a paced (or unpaced) stream of UDP packets with sequence numbers."""
+    _udpgen_call(_core.udpgen_send, as_json, to=to, size=size, rate_bps=rate, seconds=seconds, batch=batch, gso=not no_gso)
+
+
+@udpgen.command("recv")
+@click.option("--port", type=click.IntRange(1, 65535), required=True)
+@click.option("--bind", default="0.0.0.0", show_default=True, help="Local IPv4 address.")
+@click.option("--seconds", type=click.FloatRange(0, min_open=True), default=10.0, show_default=True,
+              help="Stop after this long at the latest.")
+@click.option("--idle", type=click.FloatRange(0), default=1.0, show_default=True,
+              help="Stop when nothing arrived for this long after the first packet (0 = never).")
+@click.option("--batch", type=click.IntRange(1, 1024), default=64, show_default=True, help="Packets per recvmmsg at most.")
+@json_option
+def udpgen_recv(port: int, bind: str, seconds: float, idle: float, batch: int, as_json: bool) -> None:
+    """Count the packets of `udpgen send`: packets, bytes, arrival times, gaps, malformed."""
+    _udpgen_call(_core.udpgen_recv, as_json, bind=f"{bind}:{port}", seconds=seconds, idle=idle, batch=batch)
+
+
 @cli.command()
 @json_option
 def doctor(as_json: bool) -> None:

@@ -34,27 +34,70 @@ def _iperf_json(result: emulation.EmulationResult) -> dict[str, Any]:
     return json.loads(result.output("client"))
 
 
+def _airlink_command() -> str:
+    """The venv's ``airlink`` script (next to this interpreter), for commands in the namespaces."""
+    exe = Path(sys.executable).with_name("airlink")
+    if not exe.exists():
+        raise FileNotFoundError(f"{exe}: the airlink script is not installed next to {sys.executable}")
+    return str(exe)
+
+
+def _line_queue(rate: int) -> int:
+    """Queue of the line-rate pipe: 20 ms of the link, at least 20 packets. The queue must bridge
+    the pauses of the datapath's reads (VM stalls of up to tens of ms, see notes/timing.md) for
+    the link to stay busy at 100 Mbit/s; at low rates 20 packets are plenty for a 1.2x overload."""
+    return max(20, round(rate * 0.020 / 800))
+
+
 def line_rate(folder: Path, rates: Sequence[int] = LINE_RATES, seconds: float = 4.0) -> list[dict[str, Any]]:
-    """100-byte IP packets (UDP, 72 B payload) offered at 1.2x a pipe downlink's rate."""
+    """100-byte IP packets (UDP, 72 B payload) offered by udpgen at 1.2x a pipe downlink's rate.
+
+    Achieved rate: from the client pcap (the datapath's write times, records of 100 B between
+    the first and last) and from the receiver (the kernel's arrival stamps); both are reported.
+    """
+    airlink = _airlink_command()
     rows = []
     for rate in rates:
-        s = _scenario(folder, f"line-{rate}", f'[downlink.pipe]\nrate = "{rate} bit/s"\nqueue = 100\n[uplink.pipe]\n[[flow]]\n')
+        queue = _line_queue(rate)
+        s = _scenario(folder, f"line-{rate}", f'[downlink.pipe]\nrate = "{rate} bit/s"\nqueue = {queue}\n[uplink.pipe]\n[[flow]]\n')
         dur = max(seconds, 30 * 100 * 8 / rate)
+        # The receiver stops when nothing came for 20 packet times (at least 1 s) after the stream.
+        idle = max(1.0, 20 * 800 / rate)
+        drain = queue * 800 / rate
+        out = folder / f"line-{rate}"
         res = emulation.emulate(
-            s, out=folder / f"line-{rate}", server="iperf3 -s -1",
-            client=f"iperf3 -c $AIRLINK_SERVER -u -R -l 72 -b {int(rate * 1.2)} -t {dur:.1f} --json", timeout=dur + 30,
+            s, out=out, snaplen=32, timeout=dur + drain + idle + 30, server_delay=0.5,
+            server=f"sleep 1; exec {airlink} udpgen send --to $AIRLINK_CLIENT:5300 --size 72 --rate {int(rate * 1.2)} "
+                   f"--seconds {dur:.1f} --json",
+            client=f"{airlink} udpgen recv --port 5300 --seconds {dur + drain + idle + 20:.1f} --idle {idle:.2f} --json",
         )
-        dl = res.summary["datapath"]["downlink"]
-        recs = [(t, n) for t, n, _ in emulation.read_pcap(folder / f"line-{rate}" / "client.pcap") if n == 100]
-        pcap_rate = (len(recs) - 1) * 800 / ((recs[-1][0] - recs[0][0]) * 1e-9) if len(recs) > 1 else float("nan")
+        dp = res.summary["datapath"]
+        dl = dp["downlink"]
+        got = json.loads(res.output("client"))
+        sent = json.loads(res.output("server"))
+        # From the packet at 10 % of the stream to the last: before that the queue is still
+        # filling (at 0.2x the rate), and a hiccup of the sender could leave the link idle
+        # without the emulator being at fault. The tail is the queue draining at the line rate.
+        recs = [t for t, n, _ in emulation.read_pcap(out / "client.pcap") if n == 100]
+        recs = recs[len(recs) // 10:]
+        pcap_rate = (len(recs) - 1) * 800 / ((recs[-1] - recs[0]) * 1e-9) if len(recs) > 1 else float("nan")
         rows.append({
             "requested_bps": rate,
+            "queue_packets": queue,
+            "offered_bps": sent["offered_rate_bps"],
+            "packets_sent": sent["packets"],
+            "packets_read": dp["packets_read_server"],
             "packets": dl["packets"],
+            "queue_drops": res.summary["links"][1]["queue_drops"],
             "scheduled_bps": dl["scheduled_rate_bps"],
             "delivered_bps": pcap_rate,
             "delivered_ratio": pcap_rate / rate,
+            # The receiver's kernel stamps, first to last packet (the whole stream).
+            "receiver_ratio": (got.get("rate_bps") or float("nan")) / rate,
+            "receiver_packets": got["packets"],
+            "pcap_records_lost": dp["records_lost"],
             "delivered_vs_schedule": dl["actual_rate_bps"] / dl["scheduled_rate_bps"],
-            "lateness_p99_us": res.summary["datapath"]["lateness"]["p99_us"],
+            "lateness_p99_us": dp["lateness"]["p99_us"],
         })
     return rows
 
@@ -167,35 +210,60 @@ def _iperf_pair(run_server: Callable[[], Any], run_client: Callable[[], str]) ->
         server.wait()
 
 
+def _udpgen_veth(veth: VethPair, size: int, seconds: float) -> dict[str, Any]:
+    """udpgen through the plain veth pair: receiver in the first namespace, sender in the second."""
+    airlink = _airlink_command()
+    recv = subprocess.Popen(["nsenter", f"--target={veth.pids[0]}", "--net", "--", airlink, "udpgen", "recv", "--port", "5300",
+                             "--seconds", f"{seconds + 20}", "--idle", "1", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        time.sleep(0.5)
+        veth.run(veth.pids[1], [airlink, "udpgen", "send", "--to", "10.78.0.1:5300", "--size", str(size), "--rate", "0",
+                                "--seconds", f"{seconds}", "--json"])
+        out, _ = recv.communicate(timeout=30)
+    finally:
+        if recv.poll() is None:
+            recv.kill()
+            recv.wait()
+    return json.loads(out)
+
+
 def throughput(folder: Path, seconds: float = 5.0) -> list[dict[str, Any]]:
-    """iperf3 CUBIC and 64-byte UDP through an unshaped emulated path and a veth pair."""
+    """iperf3 CUBIC, and udpgen's 64-byte payloads as fast as it can send, through an unshaped
+    emulated path and through a plain veth pair. Packet rates are the receiver's (first to last
+    arrival); sender, receiver and emulator share this machine's cores."""
     rows = []
     unshaped = _scenario(folder, "unshaped", '[downlink.pipe]\n[uplink.pipe]\n[[flow]]\n'
                                              '[emulation]\ncongestion = "cubic"\n')
-    tests = {
-        "TCP CUBIC": f"iperf3 -c {{server}} -t {seconds} --json",
-        "UDP 64-byte packets": f"iperf3 -c {{server}} -u -l 36 -b 0 -t {seconds} --json",
-    }
-    for name, cmd in tests.items():
-        res = emulation.emulate(unshaped, out=folder / f"tp-{len(rows)}", server="iperf3 -s -1",
-                                client=cmd.format(server="$AIRLINK_SERVER"), snaplen=64, timeout=seconds + 30)
-        emu = _iperf_json(res)["end"]
-        veth = VethPair()
-        try:
-            ref = _iperf_pair(lambda: veth.popen(veth.pids[0], ["iperf3", "-s", "-1"]),
-                              lambda: veth.run(veth.pids[1], cmd.format(server="10.78.0.1").split()).stdout)["end"]
-        finally:
-            veth.close()
+    cmd = f"iperf3 -c {{server}} -t {seconds} --json"
+    res = emulation.emulate(unshaped, out=folder / "tp-tcp", server="iperf3 -s -1",
+                            client=cmd.format(server="$AIRLINK_SERVER"), snaplen=64, timeout=seconds + 30)
+    emu = _iperf_json(res)["end"]["sum_received"]
+    veth = VethPair()
+    try:
+        ref = _iperf_pair(lambda: veth.popen(veth.pids[0], ["iperf3", "-s", "-1"]),
+                          lambda: veth.run(veth.pids[1], cmd.format(server="10.78.0.1").split()).stdout)["end"]["sum_received"]
+    finally:
+        veth.close()
+    rows.append({"test": "TCP CUBIC (iperf3)", "emulated_bps": emu["bits_per_second"], "veth_bps": ref["bits_per_second"],
+                 "emulated_pps": float("nan"), "veth_pps": float("nan"), "datapath_cpu_s": res.summary["datapath"]["cpu_s"],
+                 "duration_s": seconds})
 
-        def rate(e: dict[str, Any]) -> tuple[float, float]:
-            s = e.get("sum_received") or e.get("sum")
-            if "packets" in s and name.startswith("UDP"):
-                return s["bits_per_second"], (s["packets"] - s.get("lost_packets", 0)) / s["seconds"]
-            return s["bits_per_second"], float("nan")
-
-        (e_bps, e_pps), (v_bps, v_pps) = rate(emu), rate(ref)
-        rows.append({"test": name, "emulated_bps": e_bps, "veth_bps": v_bps, "emulated_pps": e_pps, "veth_pps": v_pps,
-                     "datapath_cpu_s": res.summary["datapath"]["cpu_s"], "duration_s": seconds})
+    airlink = _airlink_command()
+    res = emulation.emulate(unshaped, out=folder / "tp-udp", snaplen=32, timeout=seconds + 30,
+                            server=f"{airlink} udpgen recv --port 5300 --seconds {seconds + 20} --idle 1 --json",
+                            client=f"{airlink} udpgen send --to $AIRLINK_SERVER:5300 --size 64 --rate 0 --seconds {seconds} --json")
+    got, sent = json.loads(res.output("server")), json.loads(res.output("client"))
+    veth = VethPair()
+    try:
+        ref = _udpgen_veth(veth, 64, seconds)
+    finally:
+        veth.close()
+    rows.append({"test": "UDP 64-byte payloads (udpgen)", "emulated_bps": got.get("rate_bps") or 0.0,
+                 "veth_bps": ref.get("rate_bps") or 0.0, "emulated_pps": got.get("packets_per_s") or 0.0,
+                 "veth_pps": ref.get("packets_per_s") or 0.0, "emulated_sent_pps": sent["packets"] / seconds,
+                 "emulated_lost": got["lost"], "veth_lost": ref["lost"],
+                 "datapath_cpu_s": res.summary["datapath"]["cpu_s"], "duration_s": seconds})
     return rows
 
 
@@ -206,8 +274,17 @@ def cpu_per_gb(folder: Path, seconds: float = 8.0) -> dict[str, Any]:
     res = emulation.emulate(s, out=folder / "cpu", server="iperf3 -s -1",
                             client=f"iperf3 -c $AIRLINK_SERVER -R -t {seconds} --json", timeout=seconds + 30)
     dp = res.summary["datapath"]
+    cpu = res.summary["cpu"]
     gb = (dp["downlink"]["bytes"] + dp["uplink"]["bytes"]) / 1e9
-    return {"cpu_s": dp["cpu_s"], "gb": gb, "cpu_s_per_gb": dp["cpu_s"] / gb if gb else float("nan"),
+
+    def per_gb(x: float) -> float:
+        return x / gb if gb else float("nan")
+
+    # cpu_s_per_gb is the datapath thread's; process_cpu_s_per_gb covers every airlink thread
+    # (datapath, writer, the controlling Python thread).
+    return {"cpu_s": dp["cpu_s"], "gb": gb, "cpu_s_per_gb": per_gb(dp["cpu_s"]), "spin_s_per_gb": per_gb(dp["spin_s"]),
+            "writer_cpu_s_per_gb": per_gb(cpu["writer_s"]), "process_cpu_s_per_gb": per_gb(cpu["process_s"]),
+            "lateness_p50_us": dp["lateness"]["p50_us"], "lateness_p99_us": dp["lateness"]["p99_us"],
             "goodput_bps": _iperf_json(res)["end"]["sum_received"]["bits_per_second"], "guard_us": dp["guard_us"],
             "wakeups_per_s": dp["wakeups"] / dp["duration_s"]}
 
@@ -259,10 +336,12 @@ def run(parts: Sequence[str] = PARTS, *, quick: bool = False, progress: Report |
 def format_report(r: dict[str, Any]) -> str:
     lines: list[str] = []
     if "linerate" in r:
-        lines.append("Line rate, 100-byte packets   requested  delivered/requested  delivered/schedule  lateness p99")
+        lines.append("Line rate, 100-byte packets at 1.2x   requested  delivered/requested (pcap, receiver)  "
+                     "delivered/schedule  lateness p99")
         for x in r["linerate"]:
-            lines.append(f"  {x['requested_bps']:>20,.0f} bit/s  {x['delivered_ratio']:>18.6f}  {x['delivered_vs_schedule']:>18.6f}"
-                         f"  {x['lateness_p99_us']:>8.0f} us  ({x['packets']} packets)")
+            lines.append(f"  {x['requested_bps']:>28,.0f} bit/s  {x['delivered_ratio']:>12.6f} {x['receiver_ratio']:>12.6f}"
+                         f"  {x['delivered_vs_schedule']:>18.6f}  {x['lateness_p99_us']:>8.0f} us  ({x['packets']} packets, "
+                         f"queue {x['queue_packets']}, {x['pcap_records_lost']} pcap records lost)")
     if "delay" in r:
         d = r["delay"]
         lines.append(f"Ping, 20 ms each way: mean {d['mean_ms']:.3f} ms, p99 {d['p99_ms']:.3f} ms, min {d['min_ms']:.3f} ms; "
@@ -280,8 +359,10 @@ def format_report(r: dict[str, Any]) -> str:
             lines.append(f"{x['test']}, unshaped: {x['emulated_bps'] / 1e6:,.0f} Mbit/s vs veth {x['veth_bps'] / 1e6:,.0f} Mbit/s{pps}")
     if "cpu" in r:
         c = r["cpu"]
-        lines.append(f"CPU at 100 Mbit/s: {c['cpu_s_per_gb']:.2f} datapath CPU-s per GB ({c['gb']:.3f} GB, "
-                     f"{c['wakeups_per_s']:,.0f} wake-ups/s, guard {c['guard_us']:.0f} us)")
+        lines.append(f"CPU at 100 Mbit/s: {c['cpu_s_per_gb']:.2f} datapath CPU-s per GB (of which spinning "
+                     f"{c['spin_s_per_gb']:.2f}), {c['process_cpu_s_per_gb']:.2f} for all airlink threads "
+                     f"({c['gb']:.3f} GB, {c['wakeups_per_s']:,.0f} wake-ups/s, guard {c['guard_us']:.0f} us, "
+                     f"lateness p50 {c['lateness_p50_us']:.0f} us, p99 {c['lateness_p99_us']:.0f} us)")
     if "idle" in r:
         i = r["idle"]
         lines.append(f"Idle: {i['wakeups']} wake-ups in {i['seconds']:.0f} s with no traffic")

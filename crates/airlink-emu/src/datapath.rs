@@ -9,7 +9,9 @@
 //!   applications sent (non-blocking, in batches) and stamps it with the current time.
 //! - Waiting: `epoll` on both TUN devices, a stop `eventfd` and a `timerfd` armed with an
 //!   *absolute* deadline at `next deadline - guard`; the last `guard` is a bounded spin.
-//!   With no deadline the timer is disarmed: no wake-ups while idle.
+//!   With no deadline the timer is disarmed: no wake-ups while idle. The spin is spent only
+//!   while deliveries are sparser than the guard; dense deliveries are taken in batches of at
+//!   least `MIN_SLEEP_NS` per wake-up (the rate stays exact).
 //! - Logging and pcap writing go through a bounded channel to the writer thread; when it is
 //!   full the record is counted as lost, the timed path never blocks.
 //!
@@ -17,7 +19,7 @@
 //! (2) → `wired.up` (3) → server TUN.
 
 use crate::packet::{EmuPacket, Malformed};
-use crate::timing::{monotonic_ns, spin_until};
+use crate::timing::{monotonic_ns, spin_until, thread_cpu_ns};
 use crate::writer::{Record, Side};
 use airlink_engine::{Duration, Instant};
 use airlink_sim::build::BuiltLink;
@@ -32,6 +34,10 @@ use std::sync::Arc;
 const READ_BATCH: usize = 64;
 /// Share of a core the hybrid wait may spend spinning, on average.
 const SPIN_SHARE: f64 = 0.25;
+/// The shortest sleep the datapath asks for when deliveries come closer together than this (ns).
+const MIN_SLEEP_NS: u64 = 50_000;
+/// Spin only while deliveries are on average at least this many guards apart.
+const SPIN_MIN_GAP_GUARDS: f64 = 1.0;
 /// Spin time that may be saved up (ns).
 const SPIN_BUCKET_NS: f64 = 5e6;
 /// Upper bound of the adaptive guard of the hybrid wait.
@@ -143,6 +149,8 @@ pub struct DatapathReport {
     /// The guard of the hybrid wait at the end (it adapts to the timer wake-up latency).
     pub guard_us: f64,
     pub cpu_s: f64,
+    /// Part of `cpu_s` spent spinning before deadlines (the hybrid wait's last guard).
+    pub spin_s: f64,
 }
 
 /// Stage queues: packets that left link `i` and are due at the next stage.
@@ -161,6 +169,9 @@ struct Datapath {
     next_sample: Instant,
     buf: Vec<u8>,
     did_work: bool,
+    /// Moving average of the gap between due instants of successive deliveries (ns).
+    delivery_gap_ewma: f64,
+    last_delivery_due: u64,
 }
 
 impl Datapath {
@@ -264,6 +275,9 @@ impl Datapath {
 
     /// Writes a packet to the client (downlink) or server (uplink) TUN device.
     fn deliver(&mut self, to_client: bool, due: Instant, pkt: EmuPacket) {
+        let gap = due.as_nanos().saturating_sub(self.last_delivery_due) as f64;
+        self.last_delivery_due = due.as_nanos();
+        self.delivery_gap_ewma = if self.delivery_gap_ewma.is_finite() { 0.95 * self.delivery_gap_ewma + 0.05 * gap } else { gap };
         let fd = if to_client { self.client.as_raw_fd() } else { self.server.as_raw_fd() };
         // The delivery instant is taken before the write: the write itself runs the receiving
         // stack (softirq) in this thread and may take tens of microseconds.
@@ -367,20 +381,30 @@ impl Datapath {
     }
 }
 
-pub(crate) fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: valid timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// A handle to stop the datapath from another thread.
+/// A handle to stop a real-time thread (the datapath's, the stack's) from another thread:
+/// a flag, and an `eventfd` in the thread's `epoll` set that wakes it.
+#[derive(Clone)]
 pub struct StopHandle {
     flag: Arc<AtomicBool>,
     eventfd: Arc<OwnedFd>,
 }
 
 impl StopHandle {
+    pub(crate) fn new() -> std::io::Result<StopHandle> {
+        // SAFETY: a plain syscall creating a new descriptor.
+        let eventfd = Arc::new(new_fd(unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) }, "eventfd")?);
+        Ok(StopHandle { flag: Arc::new(AtomicBool::new(false)), eventfd })
+    }
+
+    pub(crate) fn stopped(&self) -> bool {
+        self.flag.load(Ordering::Relaxed)
+    }
+
+    /// The descriptor to add to the thread's `epoll` set.
+    pub(crate) fn fd(&self) -> RawFd {
+        self.eventfd.as_raw_fd()
+    }
+
     pub fn stop(&self) {
         self.flag.store(true, Ordering::SeqCst);
         let one: u64 = 1;
@@ -414,18 +438,17 @@ pub type Finished = (Vec<BuiltLink<EmuPacket>>, DatapathReport, crate::rt::RtRep
 /// Prepares the stop handle and the runner; the runner is called on the datapath thread.
 pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce(&LiveCounters) -> Finished)> {
     // SAFETY: plain syscalls creating new descriptors.
-    let eventfd = Arc::new(new_fd(unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) }, "eventfd")?);
+    let stop = StopHandle::new()?;
     let timerfd = new_fd(unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) }, "timerfd_create")?;
     let epfd = new_fd(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) }, "epoll_create1")?;
-    for (fd, tag) in [(parts.client.as_raw_fd(), 0u64), (parts.server.as_raw_fd(), 1), (timerfd.as_raw_fd(), 2), (eventfd.as_raw_fd(), 3)] {
+    for (fd, tag) in [(parts.client.as_raw_fd(), 0u64), (parts.server.as_raw_fd(), 1), (timerfd.as_raw_fd(), 2), (stop.fd(), 3)] {
         let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: tag };
         // SAFETY: valid descriptors and event.
         if unsafe { libc::epoll_ctl(epfd.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) } != 0 {
             return Err(std::io::Error::other(format!("epoll_ctl: {}", std::io::Error::last_os_error())));
         }
     }
-    let flag = Arc::new(AtomicBool::new(false));
-    let stop = StopHandle { flag: flag.clone(), eventfd: eventfd.clone() };
+    let flag = stop.clone();
     let run = move |live: &LiveCounters| {
         let rt = crate::rt::apply(parts.cfg.rt_fifo, parts.cfg.mlock);
         let cpu0 = thread_cpu_ns();
@@ -450,6 +473,8 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
             late_max_ns: 0,
             buf: vec![0; (parts.mtu as usize).max(65_536)],
             did_work: false,
+            delivery_gap_ewma: f64::INFINITY,
+            last_delivery_due: 0,
         };
         dp.report.guard_us = guard as f64 / 1000.0;
         let mut armed: Option<u64> = None;
@@ -458,12 +483,13 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
         let mut spin_tokens = SPIN_BUCKET_NS;
         let mut last_refill = monotonic_ns();
         let mut spin_at = false;
-        while !flag.load(Ordering::Relaxed) {
+        let mut spin_ns = 0u64;
+        while !flag.stopped() {
             dp.did_work = false;
             let now = dp.now();
             dp.process_due(now);
             while dp.read_side(true) + dp.read_side(false) > 0 {
-                if flag.load(Ordering::Relaxed) {
+                if flag.stopped() {
                     break;
                 }
                 let now = dp.now();
@@ -477,22 +503,41 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
             after_wakeup = false;
             let sampling = !dp.cfg.sample_interval.is_zero();
             let next = dp.next_event(sampling && dp.busy()).map(|(t, _)| dp.origin + t.as_nanos());
+            // When deliveries come closer together than the guard, spinning would mean spinning
+            // through every gap: then the thread sleeps to each deadline and sends what is due
+            // in one go (late by the wake-up latency, the rate stays exact). Every kind of
+            // deadline spins otherwise: a late sample or stage transfer changes no model (they
+            // get due instants), but a delivery due just after it would be late too.
+            let spin_worthy = dp.delivery_gap_ewma > SPIN_MIN_GAP_GUARDS * guard as f64;
             let mono_now = monotonic_ns();
             // Spin budget: spinning may use at most SPIN_SHARE of a core on average. When it is
             // spent (high packet rates), the thread sleeps to the deadline itself and sends
             // everything due in one batch on waking: the rate stays exact, bursts are short.
             spin_tokens = (spin_tokens + (mono_now - last_refill) as f64 * SPIN_SHARE).min(SPIN_BUCKET_NS);
             last_refill = mono_now;
-            let may_spin = spin_tokens >= guard as f64;
+            let may_spin = spin_worthy && spin_tokens >= guard as f64;
             match next {
                 Some(d) if d <= mono_now + guard && (may_spin || d <= mono_now) => {
                     // Close: spin (bounded) instead of sleeping.
                     let end = spin_until(d, 2 * guard + 20_000);
                     spin_tokens -= end.saturating_sub(mono_now) as f64;
+                    spin_ns += end.saturating_sub(mono_now);
                     continue;
                 }
                 Some(d) => {
-                    let at = if may_spin { d - guard } else { d };
+                    // With deliveries closer than MIN_SLEEP_NS apart and no spin, ask for no
+                    // wake-up sooner than that: on a KVM guest arming a timer costs several
+                    // microseconds (a VM exit; a third of the datapath's time at 125 k
+                    // deliveries/s) and it fires 50-100 us late anyway, so such deliveries are
+                    // better taken in one batch per wake-up than with a timer each.
+                    let coalesce = !may_spin && dp.delivery_gap_ewma < MIN_SLEEP_NS as f64;
+                    let at = if may_spin {
+                        d - guard
+                    } else if coalesce {
+                        d.max(mono_now + MIN_SLEEP_NS)
+                    } else {
+                        d
+                    };
                     spin_at = may_spin;
                     if armed != Some(at) {
                         arm(&timerfd, Some(at));
@@ -533,10 +578,12 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
                     let t0 = monotonic_ns();
                     let end = spin_until(d, 2 * guard + 20_000);
                     spin_tokens -= end.saturating_sub(t0) as f64;
+                    spin_ns += end.saturating_sub(t0);
                 }
             }
             live.packets_forwarded.store(dp.report.downlink.packets + dp.report.uplink.packets, Ordering::Relaxed);
         }
+        dp.report.spin_s = spin_ns as f64 * 1e-9;
         let (links, report) = dp.finish(started, cpu0);
         (links, report, rt)
     };

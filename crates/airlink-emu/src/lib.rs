@@ -26,6 +26,7 @@ pub mod packet;
 pub mod rt;
 pub mod stack;
 pub mod timing;
+pub mod udpgen;
 pub mod wire;
 pub mod writer;
 
@@ -132,6 +133,8 @@ pub struct Emulation {
     sysctls: BTreeMap<&'static str, Vec<(String, String)>>,
     host_changes: Vec<String>,
     finished: Option<serde_json::Value>,
+    /// Process CPU time when the threads started (ns), for the summary's `cpu`.
+    process_cpu0: u64,
 }
 
 /// Which namespace.
@@ -178,6 +181,7 @@ impl Emulation {
         }
         let (tx, rx) = std::sync::mpsc::sync_channel(1 << 16);
         let series = Arc::new(Mutex::new(writer::Series::default()));
+        let process_cpu0 = timing::process_cpu_ns();
         let origin = timing::monotonic_ns();
         let realtime_offset = timing::realtime_ns() as i128 - timing::monotonic_ns() as i128;
         let writer = {
@@ -222,6 +226,7 @@ impl Emulation {
             sysctls,
             host_changes,
             finished: None,
+            process_cpu0,
         })
     }
 
@@ -362,7 +367,16 @@ impl Emulation {
             _ => (Vec::new(), DatapathReport::default(), rt::RtReport::default()),
         };
         let writer = self.writer.take().and_then(|h| h.join().ok()).unwrap_or_default();
+        let process_cpu_s = timing::process_cpu_ns().saturating_sub(self.process_cpu0) as f64 * 1e-9;
         let mut summary = summary(&self.scenario, &links, &report, &rt, &writer);
+        // CPU of every airlink thread, not only the datapath's: the process's total covers the
+        // writer, airlink's own endpoints and the controlling thread (Python's) too.
+        summary["cpu"] = serde_json::json!({
+            "datapath_s": report.cpu_s,
+            "writer_s": writer.cpu_s,
+            "stack_s": flows.as_ref().map(|f| f.cpu_s),
+            "process_s": process_cpu_s,
+        });
         if let (Some(dir), false) = (&self.pcap_dir, self.flow_ports.is_empty()) {
             // airlink's own TCP and DCCP appear in the captures as the real protocols.
             let mut native = serde_json::Map::new();

@@ -12,7 +12,7 @@
 //! checksum a link's bit errors broke never arrives (the receiving kernel drops it, as the
 //! simulator's receiver does).
 
-use crate::datapath::{arm, new_fd};
+use crate::datapath::{arm, new_fd, StopHandle};
 use crate::timing::monotonic_ns;
 use crate::wire::{self, Protocol, TcpUnwrap};
 use airlink_engine::{Duration, Instant};
@@ -20,7 +20,7 @@ use airlink_sim::metrics::Recorder;
 use airlink_sim::{Flow, FlowSummary, Side};
 use serde::Serialize;
 use std::net::UdpSocket;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -66,17 +66,13 @@ pub struct StackReport {
 /// A handle to stop the stack thread and to ask whether it has finished.
 #[derive(Clone)]
 pub struct StackHandle {
-    stop: Arc<AtomicBool>,
+    stop: StopHandle,
     finished: Arc<AtomicBool>,
-    eventfd: Arc<OwnedFd>,
 }
 
 impl StackHandle {
     pub fn stop(&self) {
-        self.stop.store(true, Ordering::SeqCst);
-        let one: u64 = 1;
-        // SAFETY: writing 8 bytes to an eventfd.
-        unsafe { libc::write(self.eventfd.as_raw_fd(), (&one as *const u64).cast(), 8) };
+        self.stop.stop();
     }
 
     /// All flows finished, or the stop time passed.
@@ -218,7 +214,7 @@ impl Stack {
             .iter()
             .all(|f| f.flow.done || (f.flow.bytes.is_none() && reached_stop));
         r.duration_s = (monotonic_ns() - started) as f64 * 1e-9;
-        r.cpu_s = crate::datapath::thread_cpu_ns().saturating_sub(cpu0) as f64 * 1e-9;
+        r.cpu_s = crate::timing::thread_cpu_ns().saturating_sub(cpu0) as f64 * 1e-9;
         let total: u64 = self.late_hist.iter().sum();
         let q = |p: f64| {
             let rank = ((p * total as f64).ceil() as u64).max(1);
@@ -261,11 +257,8 @@ pub struct StackParts {
 
 /// Prepares the handle and the runner; the runner is called on the stack thread.
 pub fn prepare(parts: StackParts) -> std::io::Result<(StackHandle, impl FnOnce() -> StackReport)> {
+    let stop = StopHandle::new()?;
     // SAFETY: plain syscalls creating new descriptors.
-    let eventfd = Arc::new(new_fd(
-        unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) },
-        "eventfd",
-    )?);
     let timerfd = new_fd(
         unsafe {
             libc::timerfd_create(
@@ -281,10 +274,7 @@ pub fn prepare(parts: StackParts) -> std::io::Result<(StackHandle, impl FnOnce()
     )?;
     let timer_tag = u64::MAX;
     let stop_tag = u64::MAX - 1;
-    let mut fds = vec![
-        (timerfd.as_raw_fd(), timer_tag),
-        (eventfd.as_raw_fd(), stop_tag),
-    ];
+    let mut fds = vec![(timerfd.as_raw_fd(), timer_tag), (stop.fd(), stop_tag)];
     for (i, f) in parts.flows.iter().enumerate() {
         fds.push((f.client.as_raw_fd(), 2 * i as u64));
         fds.push((f.server.as_raw_fd(), 2 * i as u64 + 1));
@@ -303,15 +293,14 @@ pub fn prepare(parts: StackParts) -> std::io::Result<(StackHandle, impl FnOnce()
         }
     }
     let handle = StackHandle {
-        stop: Arc::new(AtomicBool::new(false)),
+        stop,
         finished: Arc::new(AtomicBool::new(false)),
-        eventfd,
     };
     let (stop, finished) = (handle.stop.clone(), handle.finished.clone());
     let run = move || {
         // Endpoint timers want exact wake-ups too; memory is locked by the datapath already.
         let rt = crate::rt::apply_at(crate::rt::STACK_FIFO_PRIORITY, parts.realtime, false);
-        let cpu0 = crate::datapath::thread_cpu_ns();
+        let cpu0 = crate::timing::thread_cpu_ns();
         let started = monotonic_ns();
         let n = parts.flows.len();
         let mut st = Stack {
@@ -331,7 +320,7 @@ pub fn prepare(parts: StackParts) -> std::io::Result<(StackHandle, impl FnOnce()
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 16];
         let mut armed: Option<Instant> = None;
         let reached_stop = loop {
-            if stop.load(Ordering::SeqCst) {
+            if stop.stopped() {
                 break false;
             }
             let now = st.now();

@@ -20,6 +20,16 @@ pub fn monotonic_ns() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC)
 }
 
+/// CPU time of the calling thread (ns).
+pub fn thread_cpu_ns() -> u64 {
+    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
+/// CPU time of the whole process, all threads (ns).
+pub fn process_cpu_ns() -> u64 {
+    clock_ns(libc::CLOCK_PROCESS_CPUTIME_ID)
+}
+
 /// `CLOCK_REALTIME` in nanoseconds since the Unix epoch (pcap timestamps only).
 pub fn realtime_ns() -> u64 {
     clock_ns(libc::CLOCK_REALTIME)
@@ -225,10 +235,6 @@ pub fn stats(method: Method, requested: &[u64], actual: &[i64], cpu_pct: f64) ->
 pub fn request_series(n: usize, min_ms: f64, max_ms: f64, seed: u64) -> Vec<u64> {
     let mut rng = RngStream::derive(seed, "timing.requests");
     (0..n).map(|_| ((min_ms + (max_ms - min_ms) * rng.uniform()) * 1e6).round() as u64).collect()
-}
-
-fn thread_cpu_ns() -> u64 {
-    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// Runs one method over `requests` (ns) on the calling thread and returns its statistics.

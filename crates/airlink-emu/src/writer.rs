@@ -105,11 +105,17 @@ pub fn open_pcap(path: &Path, snaplen: u32) -> Result<Pcap, String> {
 #[derive(Clone, Debug, Default)]
 pub struct WriterReport {
     pub pcap_records: u64,
+    /// CPU time of the writer thread (s).
+    pub cpu_s: f64,
     pub errors: Vec<String>,
 }
 
 /// Runs the writer until the channel closes. `origin_mono` maps monotonic time to the run's
 /// time axis; `realtime_offset` (realtime - monotonic) dates the pcap records.
+/// The writer's pause between two looks at the channel while records flow (the channel holds
+/// 65 536 records: 0.2 s at 300 k records/s).
+const WRITER_NAP: std::time::Duration = std::time::Duration::from_millis(2);
+
 pub fn run(
     rx: Receiver<Record>,
     mut client: Option<Pcap>,
@@ -126,10 +132,34 @@ pub fn run(
         macro_rules! mv { ($($f:ident),*) => { $( s.$f.append(&mut local.$f); )* } }
         mv!(l_time, l_link, l_qp, l_qb, l_snr, l_psnr, l_mod, l_sub, e_time, e_kind, e_link, e_flow, e_bytes, e_bits);
     };
+    let cpu0 = crate::timing::thread_cpu_ns();
+    // While records flow, take them in naps of WRITER_NAP instead of waiting for each one: a
+    // parked receiver costs the datapath a futex wake-up per record (8 % of its time at
+    // 100 k packets/s). When a nap found nothing, park until the next record.
+    let mut flowing = false;
     loop {
-        let r = match rx.recv_timeout(std::time::Duration::from_millis(200)) {
-            Ok(r) => r,
+        let next = if flowing {
+            match rx.try_recv() {
+                Ok(r) => Ok(r),
+                Err(std::sync::mpsc::TryRecvError::Empty) => {
+                    std::thread::sleep(WRITER_NAP);
+                    rx.try_recv().map_err(|e| match e {
+                        std::sync::mpsc::TryRecvError::Empty => std::sync::mpsc::RecvTimeoutError::Timeout,
+                        std::sync::mpsc::TryRecvError::Disconnected => std::sync::mpsc::RecvTimeoutError::Disconnected,
+                    })
+                }
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => Err(std::sync::mpsc::RecvTimeoutError::Disconnected),
+            }
+        } else {
+            rx.recv_timeout(std::time::Duration::from_millis(200))
+        };
+        let r = match next {
+            Ok(r) => {
+                flowing = true;
+                r
+            }
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                flowing = false;
                 push(&mut local, &series);
                 flush_rows = 0;
                 continue;
@@ -196,5 +226,6 @@ pub fn run(
             }
         }
     }
+    report.cpu_s = crate::timing::thread_cpu_ns().saturating_sub(cpu0) as f64 * 1e-9;
     report
 }

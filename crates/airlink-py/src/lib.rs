@@ -351,12 +351,59 @@ fn doctor(py: Python<'_>) -> String {
     py.detach(|| serde_json::to_string_pretty(&airlink_emu::doctor::checks()).expect("serialises"))
 }
 
+fn socket_addr(what: &str, text: &str) -> PyResult<std::net::SocketAddrV4> {
+    text.parse().map_err(|_| PyValueError::new_err(format!("{what} {text:?}: expected an IPv4 address and port, e.g. 10.77.0.2:5201")))
+}
+
+fn duration_ns(what: &str, seconds: f64) -> PyResult<u64> {
+    if !(seconds.is_finite() && seconds > 0.0 && seconds < 1e6) {
+        return Err(PyValueError::new_err(format!("{what} {seconds} s: must be a positive number of seconds")));
+    }
+    Ok((seconds * 1e9) as u64)
+}
+
+/// airlink's UDP packet source (udpgen): sends `size`-byte payloads to `to` ("ADDR:PORT") at
+/// `rate_bps` (IP bytes; 0 = as fast as possible) for `seconds`, with UDP GSO when `gso` and
+/// the kernel allows it; returns its report as JSON.
+#[pyfunction]
+#[pyo3(signature = (to, size=72, rate_bps=0, seconds=1.0, batch=64, gso=true))]
+fn udpgen_send(py: Python<'_>, to: &str, size: usize, rate_bps: u64, seconds: f64, batch: usize, gso: bool) -> PyResult<String> {
+    use airlink_emu::udpgen;
+    let cfg = udpgen::SendConfig {
+        to: socket_addr("destination", to)?,
+        payload: size,
+        rate_bps,
+        duration_ns: duration_ns("duration", seconds)?,
+        batch,
+        gso,
+    };
+    cfg.validate().map_err(PyValueError::new_err)?;
+    let r = py.detach(move || udpgen::send(&cfg)).map_err(EmulationError::new_err)?;
+    Ok(serde_json::to_string(&r).expect("serialises"))
+}
+
+/// airlink's UDP packet sink (udpgen): counts what arrives at `bind` ("ADDR:PORT") for at most
+/// `seconds`, or until nothing arrived for `idle` seconds after the first packet (0 = never).
+#[pyfunction]
+#[pyo3(signature = (bind, seconds=10.0, idle=1.0, batch=64))]
+fn udpgen_recv(py: Python<'_>, bind: &str, seconds: f64, idle: f64, batch: usize) -> PyResult<String> {
+    use airlink_emu::udpgen;
+    let idle_ns = if idle == 0.0 { 0 } else { duration_ns("idle timeout", idle)? };
+    let cfg =
+        udpgen::RecvConfig { bind: socket_addr("bind address", bind)?, duration_ns: duration_ns("duration", seconds)?, idle_ns, batch };
+    cfg.validate().map_err(PyValueError::new_err)?;
+    let r = py.detach(move || udpgen::recv(&cfg)).map_err(EmulationError::new_err)?;
+    Ok(serde_json::to_string(&r).expect("serialises"))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("EmulationError", m.py().get_type::<EmulationError>())?;
     m.add_class::<Emulation>()?;
     m.add_function(wrap_pyfunction!(timing_measure, m)?)?;
     m.add_function(wrap_pyfunction!(doctor, m)?)?;
+    m.add_function(wrap_pyfunction!(udpgen_send, m)?)?;
+    m.add_function(wrap_pyfunction!(udpgen_recv, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_class::<Simulation>()?;
