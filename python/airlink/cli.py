@@ -189,7 +189,7 @@ def _reproduction_text(rep: Any) -> str:
 @click.option("--dumbbell", is_flag=True, help="Also run the TCP dumbbell (100 s simulated; about a minute).")
 @click.option("--emu", "emu_parts", is_flag=False, flag_value="all", default=None, metavar="[PARTS]",
               help="Benchmark the real-time emulator instead (needs root): all parts, or a comma list of "
-                   "linerate,delay,table2,throughput,cpu,idle,timing.")
+                   "linerate,delay,table2,throughput,cpu,idle,timing,own.")
 @click.option("--quick", is_flag=True, help="With --emu: shorter runs (a look, not figures to quote).")
 def bench(as_json: bool, full: bool, repeats: int, jobs: int | None, dumbbell: bool, emu_parts: str | None,
           quick: bool) -> None:

@@ -1,7 +1,8 @@
 """``airlink bench --emu``: figures of the real-time emulator on this machine (reported, never
 asserted): line rate of 100-byte packets (Seawind Fig. 1), ping delay against the request,
 WIPEMU Table II with the kernel's TCP, throughput and packet rate of an unshaped emulated path
-next to a plain veth pair, CPU per GB forwarded, idle wake-ups, and the timing table.
+next to a plain veth pair, CPU per GB forwarded, idle wake-ups, the timing table, and
+airlink's own transports in real time (their speed, and the same seed's simulation beside them).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 from airlink import _core
 from airlink import emulate as emulation
 
-PARTS = ("linerate", "delay", "table2", "throughput", "cpu", "idle", "timing")
+PARTS = ("linerate", "delay", "table2", "throughput", "cpu", "idle", "timing", "own")
 LINE_RATES = (9_600, 64_000, 1_000_000, 10_000_000, 100_000_000)
 Report = Callable[[str], None]
 
@@ -297,6 +298,33 @@ def idle(folder: Path, seconds: float = 5.0) -> dict[str, Any]:
     return {"seconds": seconds, "wakeups": dp["wakeups"], "idle_wakeups": dp["idle_wakeups"]}
 
 
+def own_transports(folder: Path, wipemu_bytes: int = 3_000_000) -> dict[str, Any]:
+    """airlink's own CUBIC through an unshaped emulated path (how fast the real-time stack
+    goes), and Veno and AFC over the WIPEMU adaptive downlink in emulation next to the same
+    seed's simulation."""
+    import airlink
+
+    s = _scenario(folder, "own-unshaped", '[downlink.pipe]\n[uplink.pipe]\n[[flow]]\nprotocol = "tcp"\n'
+                                          'congestion = "cubic"\nbytes = "300 MB"\n[flow.tcp]\nrwnd = "4 MB"\n')
+    res = emulation.emulate(s, out=folder / "own-unshaped", snaplen=64, timeout=120)
+    flow, cpu = res.summary["flows"][0], res.summary["cpu"]
+    out: dict[str, Any] = {"unshaped_cubic_bps": flow["goodput_bps"], "unshaped_stack_cpu_s": cpu["stack_s"],
+                           "unshaped_datapath_cpu_s": cpu["datapath_s"], "unshaped_seconds": flow["duration_s"],
+                           "versus_simulation": []}
+    base = Path(__file__).resolve().parents[2] / "scenarios" / "wipemu" / "adaptive.toml"
+    for congestion in ("veno", "afc"):
+        settings = [f"flow.0.congestion={congestion}", f"flow.0.bytes={wipemu_bytes} B"]
+        sim = airlink.run(base, seed=1, overrides=settings).summary["flows"][0]
+        emu = emulation.emulate(base, seed=1, overrides=settings, out=folder / f"own-{congestion}", snaplen=64).summary
+        e = emu["flows"][0]
+        out["versus_simulation"].append({
+            "congestion": congestion, "simulated_bps": sim["goodput_bps"], "emulated_bps": e["goodput_bps"],
+            "ratio": e["goodput_bps"] / sim["goodput_bps"], "retransmissions": [e["retransmissions"], sim["retransmissions"]],
+            "timer_late_p99_us": emu["stack"]["timer_late_p99_us"],
+        })
+    return out
+
+
 def timing_table(requests: int = 1000, max_ms: float = 100.0) -> list[dict[str, Any]]:
     from airlink import timing
 
@@ -327,6 +355,9 @@ def run(parts: Sequence[str] = PARTS, *, quick: bool = False, progress: Report |
         if "idle" in parts:
             say("idle wake-ups")
             out["idle"] = idle(folder, seconds=2.0 if quick else 5.0)
+        if "own" in parts:
+            say("airlink's own transports")
+            out["own"] = own_transports(folder, wipemu_bytes=600_000 if quick else 3_000_000)
     if "timing" in parts:
         say("timing table")
         out["timing"] = timing_table(requests=100 if quick else 1000, max_ms=10.0 if quick else 100.0)
@@ -366,6 +397,15 @@ def format_report(r: dict[str, Any]) -> str:
     if "idle" in r:
         i = r["idle"]
         lines.append(f"Idle: {i['wakeups']} wake-ups in {i['seconds']:.0f} s with no traffic")
+    if "own" in r:
+        o = r["own"]
+        lines.append(f"airlink's own CUBIC, unshaped: {o['unshaped_cubic_bps'] / 1e6:,.0f} Mbit/s (stack "
+                     f"{o['unshaped_stack_cpu_s']:.2f} CPU-s, datapath {o['unshaped_datapath_cpu_s']:.2f} CPU-s "
+                     f"in {o['unshaped_seconds']:.2f} s)")
+        for x in o["versus_simulation"]:
+            lines.append(f"  WIPEMU adaptive, {x['congestion']}: emulated {x['emulated_bps'] / 1e3:,.1f} kbit/s, simulated "
+                         f"{x['simulated_bps'] / 1e3:,.1f} kbit/s (ratio {x['ratio']:.4f}; retransmissions "
+                         f"{x['retransmissions'][0]} vs {x['retransmissions'][1]}; stack timer p99 {x['timer_late_p99_us']:.0f} us)")
     if "timing" in r:
         from airlink import timing
 
