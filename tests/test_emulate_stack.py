@@ -257,3 +257,10 @@ def test_captures_show_airlinks_own_tcp_and_dccp_as_the_real_protocols(tmp_path:
     report = subprocess.run(["tcptrace", "-l", "-n", pcap], capture_output=True, text=True, check=True).stdout
     unique = [line for line in report.splitlines() if "unique bytes sent" in line]
     assert unique and unique[0].split()[-1] == "300000", report
+
+
+def test_access_links_are_refused_rather_than_left_out(tmp_path: Path, airlink_cli) -> None:
+    s = scenario(tmp_path, LOSSY_TCP + '[access]\ndelay = "30 ms"\n')
+    r = airlink_cli("emulate", s, "--out", tmp_path / "emu")
+    assert r.exit_code == 2 and "[access]: per-flow access links are not emulated yet" in r.output
+    assert not (tmp_path / "emu").exists()

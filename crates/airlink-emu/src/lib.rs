@@ -147,6 +147,14 @@ pub enum Role {
 impl Emulation {
     /// Creates the namespaces and TUN devices, applies `[emulation]`, starts the threads.
     pub fn start(s: &Scenario, opts: &EmuOptions) -> Result<Emulation, EmuError> {
+        if s.access.is_some() {
+            // Silently leaving them out would make the scenario mean something else here.
+            return Err(EmuError::Build(
+                "[access]: per-flow access links are not emulated yet (the datapath runs the four shared links); \
+                 remove [access] or run this scenario in simulation"
+                    .into(),
+            ));
+        }
         let links = airlink_sim::build::scenario_links::<EmuPacket>(s).map_err(|e| EmuError::Build(e.0))?;
         let e = &s.emulation;
         // Output files first: a bad path is refused before anything is created.
