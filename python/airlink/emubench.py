@@ -8,6 +8,7 @@ airlink's own transports in real time (their speed, and the same seed's simulati
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -268,26 +269,57 @@ def throughput(folder: Path, seconds: float = 5.0) -> list[dict[str, Any]]:
     return rows
 
 
+def _busy_s(stat_line: str) -> float:
+    """Busy CPU time of the whole machine in a /proc/stat "cpu" line: user, nice, system, irq and
+    softirq (not idle, iowait or steal), in seconds."""
+    f = [int(x) for x in stat_line.split()[1:]]
+    return (f[0] + f[1] + f[2] + f[5] + f[6]) / os.sysconf("SC_CLK_TCK")
+
+
+def _with_machine_cpu(command: str, marks: Path) -> str:
+    """``command`` between two readings of the machine's CPU time (/proc/stat is not per namespace)."""
+    return f"head -1 /proc/stat > {marks}.0; {command}; head -1 /proc/stat > {marks}.1"
+
+
+def _machine_cpu(marks: Path) -> float:
+    return _busy_s(Path(f"{marks}.1").read_text()) - _busy_s(Path(f"{marks}.0").read_text())
+
+
 def cpu_per_gb(folder: Path, seconds: float = 8.0) -> dict[str, Any]:
-    """Datapath CPU time per GB forwarded through a 100 Mbit/s pipe (iperf3 CUBIC)."""
+    """CPU per GB forwarded through a 100 Mbit/s pipe (iperf3 CUBIC): the datapath thread's, all
+    airlink threads', and the whole machine's during the transfer next to the same transfer over a
+    plain veth pair paced to 100 Mbit/s. The thread figures include the kernels' TCP work that the
+    TUN writes run; the machine difference is what the emulator adds."""
     s = _scenario(folder, "cpu", '[downlink.pipe]\nrate = "100 Mbit/s"\nqueue = 300\n[uplink.pipe]\n[[flow]]\n'
                                  '[emulation]\ncongestion = "cubic"\n')
-    res = emulation.emulate(s, out=folder / "cpu", server="iperf3 -s -1",
-                            client=f"iperf3 -c $AIRLINK_SERVER -R -t {seconds} --json", timeout=seconds + 30)
+    client = f"iperf3 -c {{server}} -R -t {seconds} --json"
+    res = emulation.emulate(s, out=folder / "cpu", server="iperf3 -s -1", timeout=seconds + 30,
+                            client=_with_machine_cpu(client.format(server="$AIRLINK_SERVER"), folder / "cpu-emu"))
     dp = res.summary["datapath"]
     cpu = res.summary["cpu"]
     gb = (dp["downlink"]["bytes"] + dp["uplink"]["bytes"]) / 1e9
+    veth = VethPair()
+    try:
+        ref = _iperf_pair(lambda: veth.popen(veth.pids[0], ["iperf3", "-s", "-1"]), lambda: veth.run(veth.pids[1], [
+            "sh", "-c", _with_machine_cpu(client.format(server="10.78.0.1") + " -b 100M", folder / "cpu-veth")]).stdout)
+    finally:
+        veth.close()
+    veth_gb = ref["end"]["sum_received"]["bytes"] / 1e9 * (1500 + 52) / 1448  # data packets and their ACKs
 
     def per_gb(x: float) -> float:
         return x / gb if gb else float("nan")
 
+    machine = per_gb(_machine_cpu(folder / "cpu-emu"))
+    machine_veth = _machine_cpu(folder / "cpu-veth") / veth_gb
     # cpu_s_per_gb is the datapath thread's; process_cpu_s_per_gb covers every airlink thread
     # (datapath, writer, the controlling Python thread).
     return {"cpu_s": dp["cpu_s"], "gb": gb, "cpu_s_per_gb": per_gb(dp["cpu_s"]), "spin_s_per_gb": per_gb(dp["spin_s"]),
             "writer_cpu_s_per_gb": per_gb(cpu["writer_s"]), "process_cpu_s_per_gb": per_gb(cpu["process_s"]),
+            "machine_cpu_s_per_gb": machine, "veth_machine_cpu_s_per_gb": machine_veth,
+            "added_machine_cpu_s_per_gb": machine - machine_veth,
             "lateness_p50_us": dp["lateness"]["p50_us"], "lateness_p99_us": dp["lateness"]["p99_us"],
-            "goodput_bps": _iperf_json(res)["end"]["sum_received"]["bits_per_second"], "guard_us": dp["guard_us"],
-            "wakeups_per_s": dp["wakeups"] / dp["duration_s"]}
+            "goodput_bps": json.loads(res.output("client"))["end"]["sum_received"]["bits_per_second"],
+            "guard_us": dp["guard_us"], "wakeups_per_s": dp["wakeups"] / dp["duration_s"]}
 
 
 def idle(folder: Path, seconds: float = 5.0) -> dict[str, Any]:
@@ -394,6 +426,9 @@ def format_report(r: dict[str, Any]) -> str:
                      f"{c['spin_s_per_gb']:.2f}), {c['process_cpu_s_per_gb']:.2f} for all airlink threads "
                      f"({c['gb']:.3f} GB, {c['wakeups_per_s']:,.0f} wake-ups/s, guard {c['guard_us']:.0f} us, "
                      f"lateness p50 {c['lateness_p50_us']:.0f} us, p99 {c['lateness_p99_us']:.0f} us)")
+        lines.append(f"  whole machine during the transfer: {c['machine_cpu_s_per_gb']:.2f} CPU-s per GB emulated, "
+                     f"{c['veth_machine_cpu_s_per_gb']:.2f} over veth at 100 Mbit/s: the emulator adds "
+                     f"{c['added_machine_cpu_s_per_gb']:.2f}")
     if "idle" in r:
         i = r["idle"]
         lines.append(f"Idle: {i['wakeups']} wake-ups in {i['seconds']:.0f} s with no traffic")
