@@ -357,17 +357,7 @@ impl Datapath {
         r.uplink.finish();
         let total: u64 = self.late_hist.iter().sum();
         if total > 0 {
-            let q = |p: f64| {
-                let rank = ((p * total as f64).ceil() as u64).max(1);
-                let mut acc = 0;
-                for (i, c) in self.late_hist.iter().enumerate() {
-                    acc += c;
-                    if acc >= rank {
-                        return i as f64;
-                    }
-                }
-                (LATE_BUCKETS - 1) as f64
-            };
+            let q = |p: f64| crate::timing::histogram_quantile(&self.late_hist, p) as f64; // 1 µs buckets
             r.lateness = Lateness {
                 packets: total,
                 mean_us: self.late_sum_ns as f64 / total as f64 / 1000.0,

@@ -217,15 +217,7 @@ impl Stack {
         r.cpu_s = crate::timing::thread_cpu_ns().saturating_sub(cpu0) as f64 * 1e-9;
         let total: u64 = self.late_hist.iter().sum();
         let q = |p: f64| {
-            let rank = ((p * total as f64).ceil() as u64).max(1);
-            let mut acc = 0;
-            for (i, c) in self.late_hist.iter().enumerate() {
-                acc += c;
-                if acc >= rank {
-                    return (i as u64 * LATE_BUCKET_NS) as f64 / 1e3;
-                }
-            }
-            f64::NAN
+            (crate::timing::histogram_quantile(&self.late_hist, p) as u64 * LATE_BUCKET_NS) as f64 / 1e3
         };
         if total > 0 {
             r.timer_late_p50_us = q(0.5);

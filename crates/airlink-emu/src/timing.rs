@@ -20,6 +20,20 @@ pub fn monotonic_ns() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC)
 }
 
+/// The bucket holding quantile `p` of a histogram of counts (the last bucket when empty).
+pub fn histogram_quantile(hist: &[u64], p: f64) -> usize {
+    let total: u64 = hist.iter().sum();
+    let rank = ((p * total as f64).ceil() as u64).max(1);
+    let mut acc = 0;
+    for (i, c) in hist.iter().enumerate() {
+        acc += c;
+        if acc >= rank {
+            return i;
+        }
+    }
+    hist.len().saturating_sub(1)
+}
+
 /// CPU time of the calling thread (ns).
 pub fn thread_cpu_ns() -> u64 {
     clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
@@ -295,6 +309,16 @@ pub fn measure(method: Method, requests: &[u64]) -> MethodStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn histogram_quantiles_are_nearest_rank() {
+        let hist = [0, 50, 0, 49, 1]; // 100 samples
+        assert_eq!(histogram_quantile(&hist, 0.5), 1);
+        assert_eq!(histogram_quantile(&hist, 0.51), 3);
+        assert_eq!(histogram_quantile(&hist, 0.99), 3);
+        assert_eq!(histogram_quantile(&hist, 1.0), 4);
+        assert_eq!(histogram_quantile(&[0, 0], 0.5), 1); // empty: the last bucket
+    }
 
     const MS: i64 = 1_000_000;
 
