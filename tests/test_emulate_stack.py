@@ -146,6 +146,9 @@ def test_own_dccp_and_udp_flows_share_the_link_as_in_simulation(tmp_path: Path) 
         flags_offset = struct.unpack("!H", p[6:8])[0]
         assert flags_offset & 0x3FFF == 0 and struct.unpack("!H", p[2:4])[0] <= 1500
     assert len(pd.read_parquet(emu.path / "intervals.parquet")) > 0
+    # The series run to the end: the rows taken after the flows stopped are kept too.
+    samples = pd.read_parquet(emu.path / "flows.parquet")
+    assert samples.time_ns.max() == 11_900_000_000 and len(samples) == 3 * 120
 
 
 def test_own_veno_on_the_wipemu_downlink_matches_simulation(tmp_path: Path) -> None:

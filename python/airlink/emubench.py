@@ -69,7 +69,7 @@ def line_rate(folder: Path, rates: Sequence[int] = LINE_RATES, seconds: float = 
         out = folder / f"line-{rate}"
         res = emulation.emulate(
             s, out=out, snaplen=32, timeout=dur + drain + idle + 30, server_delay=0.5,
-            server=f"sleep 1; exec {airlink} udpgen send --to $AIRLINK_CLIENT:5300 --size 72 --rate {int(rate * 1.2)} "
+            server=f"sleep 1; exec {airlink} udpgen send --to $AIRLINK_CLIENT:5300 --size 72 --rate '{int(rate * 1.2)} bit/s' "
                    f"--seconds {dur:.1f} --json",
             client=f"{airlink} udpgen recv --port 5300 --seconds {dur + drain + idle + 20:.1f} --idle {idle:.2f} --json",
         )
@@ -220,7 +220,7 @@ def _udpgen_veth(veth: VethPair, size: int, seconds: float) -> dict[str, Any]:
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         time.sleep(0.5)
-        veth.run(veth.pids[1], [airlink, "udpgen", "send", "--to", "10.78.0.1:5300", "--size", str(size), "--rate", "0",
+        veth.run(veth.pids[1], [airlink, "udpgen", "send", "--to", "10.78.0.1:5300", "--size", str(size),
                                 "--seconds", f"{seconds}", "--json"])
         out, _ = recv.communicate(timeout=30)
     finally:
@@ -254,7 +254,7 @@ def throughput(folder: Path, seconds: float = 5.0) -> list[dict[str, Any]]:
     airlink = _airlink_command()
     res = emulation.emulate(unshaped, out=folder / "tp-udp", snaplen=32, timeout=seconds + 30,
                             server=f"{airlink} udpgen recv --port 5300 --seconds {seconds + 20} --idle 1 --json",
-                            client=f"{airlink} udpgen send --to $AIRLINK_SERVER:5300 --size 64 --rate 0 --seconds {seconds} --json")
+                            client=f"{airlink} udpgen send --to $AIRLINK_SERVER:5300 --size 64 --seconds {seconds} --json")
     got, sent = json.loads(res.output("server")), json.loads(res.output("client"))
     veth = VethPair()
     try:

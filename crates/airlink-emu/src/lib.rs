@@ -125,7 +125,7 @@ pub struct Emulation {
     origin: u64,
     realtime: bool,
     pcap_dir: Option<PathBuf>,
-    /// The UDP ports and protocols of airlink's own flows (for native pcaps).
+    /// The UDP ports and protocols of airlink's own flows, once started (for native pcaps).
     flow_ports: Vec<native::FlowPorts>,
     /// airlink's own transports, when started: the thread and its time series.
     stack: Option<(stack::StackHandle, JoinHandle<stack::StackReport>)>,
@@ -279,7 +279,7 @@ impl Emulation {
     /// pair per flow, the server's in the server namespace, the client's in the client's.
     /// The flows start at their start times on the emulation's clock.
     pub fn start_flows(&mut self) -> Result<(), EmuError> {
-        if self.stack.is_some() {
+        if !self.flow_ports.is_empty() {
             return Err(EmuError::Os("the flows are already running".into()));
         }
         let (Some(client), Some(server)) = (self.client.as_ref(), self.server.as_ref()) else {
@@ -288,7 +288,8 @@ impl Emulation {
         if self.scenario.flow.is_empty() {
             return Err(EmuError::Build("the scenario has no [[flow]] to run".into()));
         }
-        let mut flows = Vec::with_capacity(self.scenario.flow.len());
+        // Every flow is checked before any socket exists.
+        let mut built = Vec::with_capacity(self.scenario.flow.len());
         for (i, f) in self.scenario.flow.iter().enumerate() {
             let flow = airlink_sim::build::scenario_flow(f, i).map_err(|e| EmuError::Build(e.0))?;
             let protocol = match f.protocol {
@@ -300,7 +301,7 @@ impl Emulation {
             let mtu = self.scenario.emulation.mtu as u64;
             let largest = match f.protocol {
                 airlink_scenario::Protocol::Tcp => f.tcp.mtu.unwrap_or(1500) as u64,
-                airlink_scenario::Protocol::Dccp => f.packet_size.map_or(0, |p| p.0) + 20 + 16 + 8,
+                airlink_scenario::Protocol::Dccp => airlink_sim::build::datagram_payload(f) as u64 + 20 + 16 + 8,
                 airlink_scenario::Protocol::Udp => 0,
             };
             if largest > mtu {
@@ -309,8 +310,13 @@ impl Emulation {
                      (emulation.mtu): lower flow.tcp.mtu or flow.packet_size, or raise emulation.mtu"
                 )));
             }
+            built.push((flow, protocol));
+        }
+        let mut flows = Vec::with_capacity(built.len());
+        let mut flow_ports = Vec::with_capacity(built.len());
+        for (i, (flow, protocol)) in built.into_iter().enumerate() {
             let (server_port, client_port) = stack::ports(i);
-            self.flow_ports.push(native::FlowPorts { server: server_port, client: client_port, protocol });
+            flow_ports.push(native::FlowPorts { server: server_port, client: client_port, protocol });
             flows.push(stack::StackFlow {
                 flow,
                 protocol,
@@ -332,6 +338,7 @@ impl Emulation {
             .spawn(run)
             .map_err(|e| EmuError::Os(format!("cannot start the transport thread: {e}")))?;
         self.stack = Some((handle, thread));
+        self.flow_ports = flow_ports;
         Ok(())
     }
 
@@ -344,7 +351,8 @@ impl Emulation {
     /// `flows`, `intervals`, `rtt`), emptied.
     pub fn drain(&self) -> Vec<(&'static str, Table)> {
         let mut tables = self.series.lock().unwrap_or_else(|p| p.into_inner()).drain();
-        if self.stack.is_some() {
+        // Also after `stop`: the last rows are drained then.
+        if !self.flow_ports.is_empty() {
             let flows = self.recorder.lock().unwrap_or_else(|p| p.into_inner()).drain();
             tables.extend(flows.into_iter().filter(|(name, _)| matches!(*name, "flows" | "intervals" | "rtt")));
         }

@@ -87,7 +87,8 @@ fn tcp_header(inner: &[u8], sport: u16, dport: u16) -> Option<Vec<u8>> {
     let fixed = inner.get(..12)?;
     let opt_words = fixed[8] >> 4;
     let f = fixed[8];
-    let flags = (f & 1) | (f & 2) | (f & 4) | if f & 8 != 0 { 0x10 } else { 0 };
+    // FIN, SYN and RST sit where TCP has them; airlink's ACK bit (8) is TCP's 0x10.
+    let flags = (f & 0x07) | if f & 8 != 0 { 0x10 } else { 0 };
     let window = u32::from_be_bytes([0, fixed[9], fixed[10], fixed[11]]).min(0xffff) as u16;
     let mut h = Vec::with_capacity(inner.len() + 8);
     h.extend_from_slice(&sport.to_be_bytes());
@@ -107,9 +108,8 @@ fn tcp_header(inner: &[u8], sport: u16, dport: u16) -> Option<Vec<u8>> {
 fn dccp_header(inner: &[u8], sport: u16, dport: u16) -> Option<Vec<u8>> {
     let fixed = inner.get(..8)?;
     let kind = fixed[0] & 0x07;
-    let has_ack = !matches!(kind, 0 | 2);
-    let has_code = matches!(kind, 0 | 1 | 7);
-    let words = 4 + 2 * has_ack as u8 + has_code as u8 + fixed[1];
+    let packet_type = crate::wire::type_of(kind).ok()?;
+    let words = 4 + 2 * packet_type.has_ack() as u8 + crate::wire::has_code(packet_type) as u8 + fixed[1];
     let mut h = Vec::with_capacity(inner.len() + 8);
     h.extend_from_slice(&sport.to_be_bytes());
     h.extend_from_slice(&dport.to_be_bytes());

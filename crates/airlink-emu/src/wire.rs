@@ -241,7 +241,7 @@ fn type_code(k: PacketType) -> u8 {
     }
 }
 
-fn type_of(code: u8) -> Result<PacketType, WireError> {
+pub(crate) fn type_of(code: u8) -> Result<PacketType, WireError> {
     Ok(match code {
         0 => PacketType::Request,
         1 => PacketType::Response,
@@ -255,7 +255,8 @@ fn type_of(code: u8) -> Result<PacketType, WireError> {
     })
 }
 
-fn has_code(k: PacketType) -> bool {
+/// Whether the type carries 4 bytes of service code (Request, Response) or reset code.
+pub(crate) fn has_code(k: PacketType) -> bool {
     matches!(
         k,
         PacketType::Request | PacketType::Response | PacketType::Reset

@@ -110,12 +110,12 @@ pub struct WriterReport {
     pub errors: Vec<String>,
 }
 
-/// Runs the writer until the channel closes. `origin_mono` maps monotonic time to the run's
-/// time axis; `realtime_offset` (realtime - monotonic) dates the pcap records.
 /// The writer's pause between two looks at the channel while records flow (the channel holds
 /// 65 536 records: 0.2 s at 300 k records/s).
 const WRITER_NAP: std::time::Duration = std::time::Duration::from_millis(2);
 
+/// Runs the writer until the channel closes. `origin_mono` maps monotonic time to the run's
+/// time axis; `realtime_offset` (realtime - monotonic) dates the pcap records.
 pub fn run(
     rx: Receiver<Record>,
     mut client: Option<Pcap>,

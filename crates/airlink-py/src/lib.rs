@@ -351,6 +351,13 @@ fn doctor(py: Python<'_>) -> String {
     py.detach(|| serde_json::to_string_pretty(&airlink_emu::doctor::checks()).expect("serialises"))
 }
 
+/// A bit rate written as in scenarios ("120 Mbit/s"), in bit/s; ValueError with the
+/// scenario parser's message otherwise.
+#[pyfunction]
+fn parse_rate(text: &str) -> PyResult<u64> {
+    text.parse::<airlink_scenario::units::Rate>().map(|r| r.0).map_err(PyValueError::new_err)
+}
+
 fn socket_addr(what: &str, text: &str) -> PyResult<std::net::SocketAddrV4> {
     text.parse().map_err(|_| PyValueError::new_err(format!("{what} {text:?}: expected an IPv4 address and port, e.g. 10.77.0.2:5201")))
 }
@@ -404,6 +411,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(doctor, m)?)?;
     m.add_function(wrap_pyfunction!(udpgen_send, m)?)?;
     m.add_function(wrap_pyfunction!(udpgen_recv, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_class::<Simulation>()?;

@@ -300,17 +300,22 @@ fn media_source(f: &sc::FlowConfig, max_payload: u32) -> Option<UdpSourceConfig>
     })
 }
 
+/// The payload of a UDP or DCCP flow's datagrams: the scenario's `packet_size`, else the
+/// protocol's default. DCCP never fragments (RFC 4340 §14): its default leaves room in a
+/// 1500-byte MTU for the generic header, the acknowledgement subheader and options.
+pub fn datagram_payload(f: &sc::FlowConfig) -> u32 {
+    let default = match f.protocol {
+        sc::Protocol::Dccp => DccpConfig::default().packet_size,
+        _ => DEFAULT_DATAGRAM,
+    };
+    f.packet_size.map_or(default, |b| b.0 as u32)
+}
+
 /// A flow's two endpoints.
 fn endpoints(f: &sc::FlowConfig, i: usize) -> Result<Ends, BuildError> {
     let err = |e: &dyn fmt::Display| BuildError(format!("flow {i}: {e}"));
     let interval = Some(f.report_interval.0).filter(|d| !d.is_zero());
-    // DCCP never fragments (RFC 4340 §14): its default payload leaves room in a 1500-byte
-    // MTU for the generic header, the acknowledgement subheader and options.
-    let default_payload = match f.protocol {
-        sc::Protocol::Dccp => DccpConfig::default().packet_size,
-        _ => DEFAULT_DATAGRAM,
-    };
-    let payload = f.packet_size.map_or(default_payload, |b| b.0 as u32);
+    let payload = datagram_payload(f);
     Ok(match f.protocol {
         sc::Protocol::Tcp => {
             let cfg = tcp_config(f)?;
