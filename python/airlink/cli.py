@@ -413,6 +413,49 @@ def udpgen_recv(port: int, bind: str, seconds: float, idle: float, batch: int, a
     _udpgen_call(_core.udpgen_recv, as_json, bind=f"{bind}:{port}", seconds=seconds, idle=idle, batch=batch)
 
 
+@cli.group()
+def validate() -> None:
+    """Differential validation: airlink's models against the kernel's on the same emulated link."""
+
+
+@validate.command("tcp")
+@click.option("--quick/--full", default=True, show_default=True,
+              help="Three points with 12 s transfers (about 2.5 minutes), or the whole matrix (26 points, 25 minutes).")
+@click.option("--preset", help="airlink's TCP preset (default: linux when this build has it, else default).")
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True)
+@click.option("--seconds", type=click.FloatRange(2), help="Transfer time per run (quick 12 s, full 20 s).")
+@click.option("--only", multiple=True, metavar="TEXT", help="Only points whose name contains TEXT (repeatable).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("reports/validate-tcp"),
+              show_default=True, help="Report folder; it appears when the run is complete.")
+@click.option("--force", is_flag=True, help="Replace an existing report folder.")
+def validate_tcp(quick: bool, preset: str | None, seed: int, seconds: float | None, only: tuple[str, ...], out: Path,
+                 force: bool) -> None:
+    """airlink's TCP against the kernel's CUBIC and Reno (iperf3) on the same emulated links, and the
+    same seed's simulation: goodput, link losses, retransmissions (spurious ones from the pcaps),
+    timeouts and cwnd, checked against issue 10's bounds. Needs root for the emulated runs (they
+    are reported as skipped otherwise). Writes OUT/index.html, README.md, CSVs and plots."""
+    import dataclasses
+
+    from airlink import validate as v
+    from airlink.atomic import atomic_folder, ensure_writable
+
+    preset = preset or v.default_preset()
+    if not v.preset_known(preset):
+        raise click.BadParameter(f"airlink has no TCP preset {preset!r}", param_hint="--preset")
+    points = v.quick_matrix() if quick else v.full_matrix()
+    if seconds is not None:
+        points = [dataclasses.replace(p, seconds=seconds) for p in points]
+    if only:
+        points = [p for p in points if any(o in p.name for o in only)]
+        if not points:
+            raise click.BadParameter("no matrix point matches", param_hint="--only")
+    ensure_writable(out, replace=force)
+    with atomic_folder(out, replace=force) as tmp:
+        report = v.run(points, tmp, preset=preset, seed=seed, progress=lambda m: click.echo(m, err=True))
+    click.echo(v.format_text(report))
+    click.echo(f"report: {out / 'index.html'}")
+
+
 @cli.command()
 @json_option
 def doctor(as_json: bool) -> None:
