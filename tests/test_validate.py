@@ -160,13 +160,30 @@ def test_the_measurements_agree_with_each_stacks_own_counts(quick: v.Report, nam
         assert k.link_losses > 0 and a.link_losses > 0
 
 
-# The issue's bounds on the quick points. Runs of 12 s carry more noise than the issue's long
-# ones: goodput gets 15 % instead of 10 % (two kernel runs of the same point differed by up to
-# 8 % here), and one timeout more or less is allowed besides 2 per 100 s (one event is
-# 8 per 100 s in a 12 s run). Retransmissions per link loss keep the issue's 1.2x.
-GOODPUT_TOL = 0.15
-# Measured with the `default` preset before the TCP fixes land (see the report):
-XFAIL: dict[tuple[str, str], str] = {}
+# The issue's bounds on the quick points, with the tolerance each needs. The kernel's goodput
+# repeats to 0.1 % on one-flow points (same seed, same losses) but two competing flows shared
+# the link differently from run to run (3.34 and 3.53 Mbit/s at the two-flow point): 10 % there
+# would test the kernel's noise, so that point gets 15 %. Timeouts are counted events: a 12 s
+# run turns 2 per 100 s into 0.24 events, so one event more or less is allowed. Retransmissions
+# per link loss keep the issue's 1.2x.
+def goodput_tolerance(point: v.Point) -> float:
+    return v.GOODPUT_REL if point.flows == 1 else 0.15
+
+
+# Where airlink's TCP misses the bounds today (preset `default`, measured twice, the same
+# figures both times): for the lead to flip once the TCP fixes and the `linux` preset land.
+XFAIL: dict[tuple[str, str], str] = {
+    ("cubic-10M-20ms-1pct-q1-1f", "goodput"):
+        "airlink's CUBIC 3.46 Mbit/s against the kernel's 2.49 (+39 %), the same 1.00 retransmissions per loss",
+    ("reno-4M-50ms-0.5pct-q1-2f", "goodput"):
+        "airlink's NewReno 2.71 Mbit/s against the kernel's Reno 3.34-3.53 (-19 to -23 %); 47 link losses against 78",
+    ("reno-4M-50ms-0.5pct-q1-2f", "timeouts"): "airlink 2 timeouts in 12 s, the kernel none",
+    ("cubic-2M-100ms-0pct-q0.5-1f", "goodput"): "airlink 1.66 Mbit/s against the kernel's 1.89 (-12 %)",
+    ("cubic-2M-100ms-0pct-q0.5-1f", "retransmissions per link loss"):
+        "airlink 109-115 retransmissions for 50 queue drops (2.2-2.3 per loss; the receiver's pcap shows 38-41 "
+        "segments that arrived twice), the kernel 30 for 30",
+    ("cubic-2M-100ms-0pct-q0.5-1f", "timeouts"): "airlink 2 timeouts in 12 s, the kernel none",
+}
 
 
 def bound_params() -> list:
@@ -186,7 +203,7 @@ def test_airlink_tcp_within_the_issue_bounds_of_the_kernels(quick: v.Report, nam
     for stack in ("airlink-emu", "airlink-sim"):
         a = quick.row(name, stack)
         if metric == "goodput":
-            assert a.goodput_bps == pytest.approx(k.goodput_bps, rel=GOODPUT_TOL), (stack, a.goodput_bps, k.goodput_bps)
+            assert a.goodput_bps == pytest.approx(k.goodput_bps, rel=goodput_tolerance(QUICK[name])), (stack, a.goodput_bps, k.goodput_bps)
         elif metric == "timeouts":
             assert abs(a.timeouts - k.timeouts) <= max(1, v.TIMEOUTS_PER_100S * k.seconds / 100), (stack, a.timeouts, k.timeouts)
         elif min(a.link_losses, k.link_losses) >= v.MIN_LOSSES:
