@@ -107,6 +107,30 @@ def test_the_full_matrix_covers_the_issue_ranges() -> None:
     assert len({p.name for p in pts}) == len(pts)
 
 
+def synthetic_row(stack: str, goodput: float, losses: float, retrans: float, timeouts: float) -> v.Row:
+    r = v._row(v.Point("cubic", 10_000_000, 20, 0.01, 1.0, 1, 50.0), stack, "default", 1)
+    r.goodput_bps, r.link_losses, r.retransmissions, r.timeouts = goodput, losses, retrans, timeouts
+    r.pcap_retransmissions = r.spurious_retransmissions = r.mean_cwnd_segments = 1.0
+    return r
+
+
+@pytest.mark.parametrize("air,verdicts", [
+    ((1.09e6, 100, 110, 1), ["pass", "pass", "pass"]),      # +9 %, 1.10x, +2 per 100 s
+    ((0.89e6, 100, 125, 0), ["FAIL", "FAIL", "pass"]),      # -11 %, 1.25x, 0
+    ((1.0e6, 100, 80, 3), ["pass", "FAIL", "FAIL"]),        # 0.8x (below 1/1.2), +4 per 100 s
+    ((1.0e6, 5, 50, 0), ["pass", "n/a", "pass"]),           # too few losses for a ratio
+])
+def test_the_issue_bounds_are_applied_as_written(air: tuple, verdicts: list[str], tmp_path: Path) -> None:
+    k = synthetic_row("kernel", 1.0e6, 100, 100, 0)
+    a = synthetic_row("airlink-emu", *air)
+    assert [c.verdict for c in v.compare(k, a)] == verdicts
+    report = v.Report("default", 1, [k, a, synthetic_row("airlink-sim", *air)], {})
+    v.write_report(report, tmp_path)
+    rows = list(csv.DictReader((tmp_path / "comparison.csv").open()))
+    assert [r["verdict"] for r in rows if r["stack"] == "airlink-emu"] == verdicts
+    assert (tmp_path / "goodput_bps.png").exists() and "airlink-emu" in (tmp_path / "README.md").read_text()
+
+
 def test_an_unknown_preset_is_refused(airlink_cli) -> None:
     r = airlink_cli("validate", "tcp", "--preset", "bogus")
     assert r.exit_code == 2 and "bogus" in r.output

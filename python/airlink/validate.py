@@ -369,6 +369,7 @@ class Row:
     dsacks: float = math.nan
     mean_cwnd_segments: float = math.nan
     series_goodput_bps: float = math.nan  # airlink-emu: goodput from its own series (checks the pcap reading)
+    lateness_p99_us: float = math.nan  # the emulator's datapath, against the links' schedule
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -431,6 +432,7 @@ def run_kernel(p: Point, folder: Path, text: Path, seed: int, preset: str) -> tu
         return row, []
     if why := _emulator_held(res.summary):
         row.status, row.reason = "skipped", why
+    row.lateness_p99_us = res.summary["datapath"]["lateness"]["p99_us"]
     row.link_losses = link_losses(res.summary)
     _pcap_metrics(row, folder / "kernel", p)
     n = nstat_delta(probe)
@@ -495,6 +497,8 @@ def run_airlink_emu(p: Point, folder: Path, text: Path, seed: int, preset: str) 
         return row, None
     if why := _emulator_held(res.summary):
         row.status, row.reason = "skipped", why
+    row.lateness_p99_us = res.summary["datapath"]["lateness"]["p99_us"]
+    row.extra["timer_late_p99_us"] = res.summary.get("stack", {}).get("timer_late_p99_us", math.nan)
     _airlink_flow_metrics(row, res.summary)
     _pcap_metrics(row, folder / "airlink-emu", p)
     flows = airlink.read_results(folder / "airlink-emu").flows
@@ -511,6 +515,19 @@ def run_sim(p: Point, folder: Path, text: Path, seed: int, preset: str) -> tuple
     row.goodput_bps, row.mean_cwnd_segments = _series_goodput(r.flows, p.seconds)
     row.spurious_retransmissions = row.extra.get("own_spurious_retransmissions", math.nan)
     return row, r.flows
+
+
+#: airlink's TCP in emulation below this share of the same seed's simulated goodput means the
+#: real-time stack fell behind (the models are the same; only timing differs).
+EMU_SIM_MIN = 0.9
+
+
+def _check_realtime_stack(emu: Row, sim: Row) -> None:
+    if emu.status == "ok" and sim.status == "ok" and emu.goodput_bps < EMU_SIM_MIN * sim.goodput_bps:
+        emu.status = "skipped"
+        emu.reason = (f"airlink's real-time stack reached {emu.goodput_bps / sim.goodput_bps:.0%} of the simulated "
+                      f"goodput (timers late by {emu.extra.get('timer_late_p99_us', math.nan):.0f} us at p99): "
+                      "this machine cannot hold the point")
 
 
 def emulation_unavailable() -> str:
@@ -573,6 +590,7 @@ def run(points: Sequence[Point], out: Path, *, preset: str, seed: int = 1, progr
         r, df = run_sim(p, folder, text, seed, preset)
         rows.append(r)
         t["airlink-sim"] = df
+        _check_realtime_stack(rows[-2], r)
         if keep:
             traj[p.name] = t
     report = Report(preset, seed, rows, traj)
@@ -634,7 +652,8 @@ def comparisons(report: Report) -> list[dict[str, Any]]:
 CSV_FIELDS = ("point", "stack", "status", "reason", "congestion", "preset", "seed", "rate_bps", "delay_ms", "loss",
               "queue_bdp", "queue_packets", "flows", "seconds", "goodput_bps", "link_losses", "retransmissions",
               "retrans_per_loss", "pcap_retransmissions", "spurious_retransmissions", "timeouts", "timeouts_per_100s",
-              "fast_recoveries", "loss_probes", "spurious_rtos", "dsacks", "mean_cwnd_segments", "series_goodput_bps")
+              "fast_recoveries", "loss_probes", "spurious_rtos", "dsacks", "mean_cwnd_segments", "series_goodput_bps",
+              "lateness_p99_us")
 
 
 def _fmt(x: Any) -> str:
@@ -671,7 +690,7 @@ def _plots(report: Report, out: Path) -> list[str]:
     files = []
     for metric, label, scale in PLOTS:
         fig, ax = plt.subplots(figsize=(6.0, 5.2), dpi=110)
-        hi = 0.0
+        hi, lo = 0.0, math.inf
         for stack, marker in (("airlink-emu", "o"), ("airlink-sim", "x")):
             xs, ys = [], []
             for name in report.points():
@@ -685,19 +704,26 @@ def _plots(report: Report, out: Path) -> list[str]:
                 ys.append(y)
             ax.scatter(xs, ys, marker=marker, label=stack)
             hi = max([hi, *xs, *ys])
+            lo = min([lo, *xs, *ys])
         hi = hi * 1.1 or 1.0
-        ax.plot([0, hi], [0, hi], color="grey", linewidth=0.8, label="airlink = kernel")
+        # Goodput and windows span two decades over the matrix: log axes keep every point readable.
+        log = metric in ("goodput_bps", "mean_cwnd_segments") and lo > 0
+        if log:
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+        x0 = lo / 1.5 if log else 0.0
+        ax.plot([x0, hi], [x0, hi], color="grey", linewidth=0.8, label="airlink = kernel")
         if metric == "goodput_bps":
             for f in (1 - GOODPUT_REL, 1 + GOODPUT_REL):
-                ax.plot([0, hi], [0, hi * f], color="grey", linestyle=":", linewidth=0.8)
+                ax.plot([x0, hi], [x0 * f, hi * f], color="grey", linestyle=":", linewidth=0.8)
         if metric == "retrans_per_loss":
             for f in (1 / RETRANS_FACTOR, RETRANS_FACTOR):
-                ax.plot([0, hi], [0, hi * f], color="grey", linestyle=":", linewidth=0.8)
+                ax.plot([x0, hi], [x0 * f, hi * f], color="grey", linestyle=":", linewidth=0.8)
         if metric == "timeouts_per_100s":
             for d in (-TIMEOUTS_PER_100S, TIMEOUTS_PER_100S):
                 ax.plot([0, hi], [d, hi + d], color="grey", linestyle=":", linewidth=0.8)
-        ax.set_xlim(0, hi)
-        ax.set_ylim(0, hi)
+        ax.set_xlim(x0, hi)
+        ax.set_ylim(x0, hi)
         ax.set_xlabel(f"kernel: {label}")
         ax.set_ylabel(f"airlink ({report.preset}): {label}")
         ax.set_title(f"{label}: airlink against the kernel", fontsize=10)
