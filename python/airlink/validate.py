@@ -423,7 +423,8 @@ def run_kernel(p: Point, folder: Path, text: Path, seed: int, preset: str) -> tu
               f"--json")
     try:
         res = emulation.emulate(text, seed=seed, out=folder / "kernel", force=True, server=f"sh {probe / 'probe.sh'} {probe}",
-                                client=client, timeout=p.seconds + 60)
+                                # nstat and the sampler start before iperf3 listens: room for a busy machine
+                                client=client, timeout=p.seconds + 60, server_delay=2.0)
     except emulation.EmulationError as e:
         row.status, row.reason = ("skipped" if "congestion" in str(e) else "failed"), str(e)
         return row, []
