@@ -420,7 +420,7 @@ def validate() -> None:
 
 @validate.command("tcp")
 @click.option("--quick/--full", default=True, show_default=True,
-              help="Three points with 12 s transfers (about 2.5 minutes), or the whole matrix (26 points, 25 minutes).")
+              help="Three points with 12 s transfers (about 2.5 minutes), or the whole matrix (28 points, 20-25 minutes).")
 @click.option("--preset", help="airlink's TCP preset (default: linux when this build has it, else default).")
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True)
 @click.option("--seconds", type=click.FloatRange(2), help="Transfer time per run (quick 12 s, full 20 s).")
