@@ -527,9 +527,10 @@ EMU_SIM_MIN = 0.9
 def _check_realtime_stack(emu: Row, sim: Row) -> None:
     if emu.status == "ok" and sim.status == "ok" and emu.goodput_bps < EMU_SIM_MIN * sim.goodput_bps:
         emu.status = "skipped"
-        emu.reason = (f"airlink's real-time stack reached {emu.goodput_bps / sim.goodput_bps:.0%} of the simulated "
-                      f"goodput (timers late by {emu.extra.get('timer_late_p99_us', math.nan):.0f} us at p99): "
-                      "this machine cannot hold the point")
+        emu.reason = (f"airlink's real-time stack reached {emu.goodput_bps / sim.goodput_bps:.0%} of the same seed's "
+                      f"simulated goodput ({emu.link_losses:g} link losses against {sim.link_losses:g}; timers late by "
+                      f"{emu.extra.get('timer_late_p99_us', math.nan):.0f} us at p99): this machine cannot hold the point "
+                      "in real time")
 
 
 def emulation_unavailable() -> str:
@@ -769,7 +770,7 @@ def _plots(report: Report, out: Path) -> list[str]:
 def summary_table(report: Report) -> list[list[str]]:
     """Header and rows: per point, the three stacks' figures and the verdicts."""
     head = ["point", "stack", "goodput Mbit/s", "link losses", "retrans (pcap)", "retrans/loss", "spurious",
-            "timeouts", "goodput", "retrans/loss", "timeouts"]
+            "timeouts", "goodput", "retrans/loss", "timeouts", "note"]
     rows = [head]
     comp = comparisons(report)
     for name in report.points():
@@ -778,7 +779,7 @@ def summary_table(report: Report) -> list[list[str]]:
             if r is None:
                 continue
             if r.status != "ok":
-                rows.append([name, stack, f"{r.status}: {r.reason}"] + [""] * (len(head) - 3))
+                rows.append([name, stack, r.status] + [""] * (len(head) - 4) + [r.reason])
                 continue
             verdicts = {c["metric"]: f"{c['verdict']} ({c['detail']})" for c in comp
                         if c["point"] == name and c["stack"] == stack}
@@ -788,7 +789,7 @@ def summary_table(report: Report) -> list[list[str]]:
                          f"{_fmt(r.retransmissions)} ({_fmt(r.pcap_retransmissions)})", _fmt(r.retrans_per_loss),
                          _fmt(r.spurious_retransmissions), _fmt(r.timeouts),
                          verdicts.get("goodput", ""), verdicts.get("retransmissions per link loss", ""),
-                         verdicts.get("timeouts per 100 s", "")])
+                         verdicts.get("timeouts per 100 s", ""), r.reason])
     return rows
 
 
