@@ -434,21 +434,15 @@ def validate_tcp(quick: bool, preset: str | None, seed: int, seconds: float | No
     same seed's simulation: goodput, link losses, retransmissions (spurious ones from the pcaps),
     timeouts and cwnd, checked against issue 10's bounds. Needs root for the emulated runs (they
     are reported as skipped otherwise). Writes OUT/index.html, README.md, CSVs and plots."""
-    import dataclasses
-
     from airlink import validate as v
     from airlink.atomic import atomic_folder, ensure_writable
 
     preset = preset or v.default_preset()
     if not v.preset_known(preset):
         raise click.BadParameter(f"airlink has no TCP preset {preset!r}", param_hint="--preset")
-    points = v.quick_matrix() if quick else v.full_matrix()
-    if seconds is not None:
-        points = [dataclasses.replace(p, seconds=seconds) for p in points]
-    if only:
-        points = [p for p in points if any(o in p.name for o in only)]
-        if not points:
-            raise click.BadParameter("no matrix point matches", param_hint="--only")
+    points = v.matrix(quick=quick, seconds=seconds, only=only)
+    if not points:
+        raise click.BadParameter("no matrix point matches", param_hint="--only")
     ensure_writable(out, replace=force)
     with atomic_folder(out, replace=force) as tmp:
         report = v.run(points, tmp, preset=preset, seed=seed, progress=lambda m: click.echo(m, err=True))

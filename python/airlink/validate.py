@@ -34,7 +34,7 @@ import shutil
 import struct
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +133,15 @@ def full_matrix(seconds: float = 20.0) -> list[Point]:
         variants += [{"rate_bps": None, "delay_ms": 0.0, "loss": 0.0, "queue_bdp": 0.0}]
         points += [Point(**{**base, **v}) for v in variants]
     return points
+
+
+def matrix(*, quick: bool, seconds: float | None = None, only: Sequence[str] = ()) -> list[Point]:
+    """The quick or full matrix, with another transfer time, or only points whose name contains
+    one of ``only``."""
+    points = quick_matrix() if quick else full_matrix()
+    if seconds is not None:
+        points = [replace(p, seconds=seconds) for p in points]
+    return [p for p in points if not only or any(o in p.name for o in only)]
 
 
 def default_preset() -> str:
