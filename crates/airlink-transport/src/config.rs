@@ -47,15 +47,20 @@ pub struct TcpConfig {
     /// Delayed-ACK timeout. Default 200 ms (classic BSD, and Linux's upper bound `TCP_DELACK_MAX`;
     /// Linux adapts between 40 ms `TCP_DELACK_MIN` and 200 ms; RFC 5681 requires < 500 ms).
     pub delack_timeout: Duration,
-    /// Lower bound of the RTO. Default 200 ms (Linux `TCP_RTO_MIN`); RFC 6298 (2.4) says 1 s.
+    /// Lower bound of the RTO. Default 200 ms (Linux `TCP_RTO_MIN`, with `clock_granularity`
+    /// 200 ms as Linux applies it); RFC 6298 (2.4) says 1 s.
     pub rto_min: Duration,
     /// Upper bound of the RTO. Default 120 s (Linux `TCP_RTO_MAX`); RFC 6298 (2.5): ≥ 60 s.
     pub rto_max: Duration,
     /// RTO before the first RTT sample. Default 1 s (RFC 6298 (2.1)); Linux 2.4 uses 3 s
     /// ([`TcpConfig::linux_2_4`]). After a SYN timeout data starts with 3 s (RFC 6298 (5.7)).
     pub rto_init: Duration,
-    /// Clock granularity G in RTO = SRTT + max(G, 4·RTTVAR) (RFC 6298 (2.2)). Default 0.
-    /// 200 ms mimics Linux's floor of `TCP_RTO_MIN` on the variance term; \[S2\] used 200 ms.
+    /// Clock granularity G in RTO = SRTT + max(G, 4·RTTVAR) (RFC 6298 (2.2)). Default 200 ms:
+    /// Linux floors the variance term, not the whole RTO, at `TCP_RTO_MIN` (`tcp_rtt_estimator`
+    /// keeps `mdev_max_us` ≥ `tcp_rto_min_us`), so its RTO is at least SRTT + 200 ms; \[S2\]
+    /// used 200 ms. The RFC preset uses 0 (a simulator's clock is exact). With G = 0 and a
+    /// 200 ms floor on the whole RTO, a steady RTT gives RTO ≈ 1.1·SRTT, shorter than a fast
+    /// retransmit takes when the third duplicate ACK comes a round later: spurious timeouts.
     pub clock_granularity: Duration,
     /// Timer expiries (RTO, delayed ACK, persist) are rounded up to a multiple of this
     /// (a kernel's jiffy). Default 0 = no rounding; Linux 2.4 on i386: 10 ms (HZ = 100).
@@ -83,7 +88,7 @@ impl Default for TcpConfig {
             rto_min: Duration::from_millis(200),
             rto_max: Duration::from_secs(120),
             rto_init: Duration::from_secs(1),
-            clock_granularity: Duration::ZERO,
+            clock_granularity: Duration::from_millis(200),
             tick: Duration::ZERO,
             dupthresh: 3,
             recovery: Recovery::NewReno,
@@ -158,15 +163,16 @@ impl TcpConfig {
         TcpConfig {
             rto_min: Duration::from_secs(1),
             rto_max: Duration::from_secs(60),
+            clock_granularity: Duration::ZERO,
             ..Self::default()
         }
     }
 
     /// Linux 2.4 as in WIPEMU \[S1\] (timestamps off, MTU 1500, SACK on, NewReno recovery):
-    /// RTO init 3 s, min 200 ms, max 120 s (v, spec D.1), G = 200 ms (Linux floors the variance
-    /// term at `TCP_RTO_MIN`), tick 10 ms (HZ = 100), IW 2 segments (Linux 2.4 `tcp_init_cwnd`
-    /// when the handshake RTT exceeds 20 ms (r)), delayed ACK 200 ms (the upper bound of
-    /// Linux's adaptive timeout). Not modelled: quick-ACK mode at start, receive-window
+    /// RTO init 3 s, min 200 ms, max 120 s (v, spec D.1), G = 200 ms (as the default: Linux
+    /// floors the variance term at `TCP_RTO_MIN`), tick 10 ms (HZ = 100), IW 2 segments
+    /// (Linux 2.4 `tcp_init_cwnd` when the handshake RTT exceeds 20 ms (r)), delayed ACK
+    /// 200 ms (the upper bound of Linux's adaptive timeout). Not modelled: quick-ACK mode at start, receive-window
     /// auto-tuning, rate-halving and FACK.
     pub fn linux_2_4() -> Self {
         TcpConfig {

@@ -55,7 +55,8 @@
 //! |---|---|---|
 //! | window accounting | RFC 5681 bytes | bytes; pipe per RFC 6675 for every state (no SACK: pipe = FlightSize, or go-back accounting after an RTO) |
 //! | NewReno inflation | cwnd += SMSS per dup ACK, deflate on partial ACK | kept as a signed offset on the controller's window, so policies stay recovery-agnostic |
-//! | after an RTO with SACK | RFC 6675 §5.1 allows keeping the scoreboard | kept: go-back skips SACKed ranges (spec D.3 (A)); cleared after a second consecutive RTO (reneging defence) |
+//! | after an RTO with SACK | RFC 6675 §5.1 allows keeping the scoreboard with a test for reneging | kept across every RTO: go-back skips SACKed ranges (spec D.3 (A)); cleared only when a cumulative ACK stops at SACKed data (the peer reneged, as Linux `tcp_check_sack_reneging`) |
+//! | RTO timer on fast retransmit | RFC 6298 (5.1): start if not running | restarted when the fast retransmission leaves, as 4.4BSD, FreeBSD and Linux do |
 //! | RTT sampling | RFC 6298: any valid sample | per ACK from the oldest newly acknowledged segment (Linux 2.4 without timestamps); none from SACKed data |
 //! | delayed ACK | every 2nd *full-sized* segment | every `ack_every`-th data segment of any size; no Linux quick-ACK mode |
 //! | dup ACK without SACK | RFC 5681 (a)–(e) | same, incl. "window unchanged" |
@@ -1053,6 +1054,12 @@ impl TcpEndpoint {
         }
         self.snd_una = ack;
         self.board.advance(ack);
+        if self.board.is_sacked(ack) {
+            // The cumulative ACK stops at data the peer SACKed: it reneged (RFC 2018 §8), so
+            // its SACKs can no longer be trusted (Linux `tcp_check_sack_reneging`).
+            self.board.clear();
+            self.last_sack = SackBlocks::new();
+        }
         self.stats.bytes_acked += payload_acked;
         self.dupacks = 0;
         self.consecutive_rtos = 0;
@@ -1236,6 +1243,10 @@ impl TcpEndpoint {
             self.inflation = self.cfg.dupthresh as i64 * self.smss as i64;
         }
         self.pending_rexmit = Some(self.snd_una);
+        // The timer restarts when the fast retransmission leaves (4.4BSD `tcp_input`, FreeBSD,
+        // Linux `tcp_xmit_retransmit_queue`): it now guards that segment, which needs a whole
+        // RTT from here, not from the last cumulative ACK.
+        self.rto_at = None;
     }
 
     fn on_rto(&mut self, now: Instant) {
@@ -1265,11 +1276,6 @@ impl TcpEndpoint {
                 self.events
                     .push_back(TcpEvent::Congestion { kind: ev.kind });
                 self.consecutive_rtos += 1;
-                if self.consecutive_rtos >= 2 {
-                    // The peer may have reneged on its SACKs: stop trusting them.
-                    self.board.clear();
-                    self.last_sack = SackBlocks::new();
-                }
                 self.rtt.back_off();
                 self.recovery = RecoveryState::Loss;
                 self.recover = self.snd_max;
