@@ -69,6 +69,23 @@ pub struct TcpConfig {
     pub dupthresh: u32,
     /// Recovery without SACK. Default NewReno (RFC 6582).
     pub recovery: Recovery,
+    /// Receiver: acknowledge each of the first this many data segments at once (Linux
+    /// quick-ACK mode at connection start, `tcp_incr_quickack` in `tcp_input.c`, up to
+    /// `TCP_MAX_QUICKACKS` = 16), so slow start is not slowed by delayed ACKs. Default 0
+    /// (RFC 5681 §4.2 delayed ACKs from the first segment).
+    pub quickack_segments: u32,
+    /// Sender: Proportional Rate Reduction (RFC 6937; Linux `tcp_cwnd_reduction` in
+    /// `tcp_input.c`) paces what SACK recovery sends: in proportion to the data delivered
+    /// while pipe > ssthresh, and up to ssthresh by slow start (PRR-SSRB) below. Off: RFC 6675
+    /// sends whatever pipe < cwnd allows, which after the window reduction is a silence of
+    /// about half an RTT, then a burst. Default false.
+    pub prr: bool,
+    /// Sender: after an RTO, only the first outstanding segment and those sent more than an
+    /// RTT ago count as lost; the rest once an ACK of data sent after the timeout arrives
+    /// (RFC 8985 §6.3, RACK's rule on RTO; Linux `tcp_timeout_mark_lost`: "don't mark recently
+    /// sent ones lost yet"). Off: RFC 5681/6675 go-back counts everything outstanding as lost,
+    /// and resends segments still in flight, which then arrive twice. Default false.
+    pub rto_spares_recent: bool,
     /// Window policy. Default [`CongestionConfig::Reno`] (RFC 5681; NewReno with the default
     /// `recovery`).
     pub congestion: CongestionConfig,
@@ -92,6 +109,9 @@ impl Default for TcpConfig {
             tick: Duration::ZERO,
             dupthresh: 3,
             recovery: Recovery::NewReno,
+            quickack_segments: 0,
+            prr: false,
+            rto_spares_recent: false,
             congestion: CongestionConfig::Reno,
         }
     }
@@ -180,6 +200,32 @@ impl TcpConfig {
             rto_init: Duration::from_secs(3),
             clock_granularity: Duration::from_millis(200),
             tick: Duration::from_millis(10),
+            ..Self::default()
+        }
+    }
+
+    /// A modern Linux kernel (6.x) where it matters for throughput and loss recovery: IW 10
+    /// (RFC 6928, `TCP_INIT_CWND`), timestamps (RFC 7323, `tcp_timestamps` = 1; MSS 1448),
+    /// SACK, RTO ≥ SRTT + 200 ms (`TCP_RTO_MIN` on the variance term), initial RTO 1 s,
+    /// delayed ACK 40 ms (`TCP_DELACK_MIN`, the start of Linux's adaptive ATO) after 16
+    /// quick ACKs (`TCP_MAX_QUICKACKS`), PRR in recovery (RFC 6937, on since Linux 3.2),
+    /// RACK's rule for what an RTO deems lost (RFC 8985 §6.3), and with CUBIC the kernel's
+    /// constants and HyStart (set by the scenario builder from [`crate::CubicConfig::LINUX`]
+    /// with `hystart`). The RTO timer restarts on fast retransmit and SACK survives a timeout
+    /// in every preset. Not modelled: the rest of RACK-TLP (time-based loss detection in
+    /// recovery, tail loss probes), so a lost retransmission still waits for the RTO; F-RTO
+    /// and DSACK undo (RFC 5682, 3708), which only matter after spurious timeouts and
+    /// retransmissions (none on issue 10's case); receive-window auto-tuning (the window is
+    /// `rwnd` from the start).
+    pub fn linux() -> Self {
+        TcpConfig {
+            initial_window: Some(10),
+            timestamps: true,
+            mss: 1500 - 40 - TIMESTAMP_OPTION_LEN,
+            delack_timeout: Duration::from_millis(40),
+            quickack_segments: 16,
+            prr: true,
+            rto_spares_recent: true,
             ..Self::default()
         }
     }

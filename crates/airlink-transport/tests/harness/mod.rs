@@ -103,6 +103,9 @@ pub struct Pipe {
     pub dropped_log: Vec<(Instant, Segment)>,
     /// Record dropped segments in `dropped_log`.
     pub log_drops: bool,
+    /// Every segment offered to this pipe, with the time (when `log_sends`).
+    pub sent_log: Vec<(Instant, Segment)>,
+    pub log_sends: bool,
 }
 
 impl Pipe {
@@ -121,10 +124,15 @@ impl Pipe {
             dropped: 0,
             dropped_log: Vec::new(),
             log_drops: false,
+            sent_log: Vec::new(),
+            log_sends: false,
         }
     }
 
     pub fn push(&mut self, now: Instant, seg: Segment) {
+        if self.log_sends {
+            self.sent_log.push((now, seg));
+        }
         let idx = self.count;
         self.count += 1;
         let end = seg.seq + seg.len as u64;
