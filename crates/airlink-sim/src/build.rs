@@ -401,7 +401,8 @@ impl Simulation {
                 up_path.push(id(&links)?);
                 links.push(slot(pipe(intern(format!("access.{i}.up")), access, seed)));
             }
-            let flow = scenario_flow(f, i)?;
+            let mut flow = scenario_flow(f, i)?;
+            flow.link_drops = Some(0); // the simulator attributes every drop to its flow
             queue.push(flow.start, RANK_START, i as u32, Event::FlowStart(i as u32));
             flows.push(FlowSlot { flow, client_wake: None, server_wake: None, down_path, up_path });
         }
