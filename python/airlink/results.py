@@ -4,7 +4,7 @@ Layout::
 
     manifest.json    resolved scenario (TOML text), seed, overrides, versions, command, completed
     summary.json     the core's summary, byte for byte (equal for equal seeds)
-    flows.parquet    per-flow samples (time_ns, cwnd_bytes, rate_bps, srtt_us, losses, ...)
+    flows.parquet    per-flow samples (time_ns, cwnd_bytes, rate_bps, srtt_us, retransmissions, link_losses, ...)
     intervals.parquet  iperf's interval reports of UDP and DCCP flows (throughput_bps, lost, jitter_ms)
     rtt.parquet      every RTT sample (time_ns, flow, rtt_us)
     links.parquet    per-link samples (queue_packets, snr_db, modulation_bits, ...)
@@ -48,7 +48,12 @@ COLUMN_TYPES: dict[str, pa.DataType] = {
     "loss_event_rate": pa.float64(),
     "srtt_us": pa.float64(),
     "rto_us": pa.float64(),
-    "losses": pa.uint64(),
+    "retransmissions": pa.uint64(),
+    "spurious_retransmissions": pa.uint64(),
+    "timeouts": pa.uint64(),
+    "fast_recoveries": pa.uint64(),
+    "link_losses": pa.int64(),
+    "detected_losses": pa.uint64(),
     "sack_ok": pa.int64(),
     "congestion_distance_segments": pa.float64(),
     "backlog_segments": pa.float64(),

@@ -20,11 +20,12 @@ def format_summary(summary: Mapping[str, Any]) -> str:
     >>> s = {"scenario": "x", "seed": 1, "completed": True, "sim_time_s": 2.0, "events": 10,
     ...      "flows": [{"id": 0, "protocol": "tcp", "congestion": "newreno", "bytes_delivered": 1000,
     ...                 "bytes_requested": 1000, "completed": True, "duration_s": 1.0, "goodput_bps": 8000.0,
-    ...                 "goodput_steady_bps": None, "retransmissions": 0, "retransmission_pct": 0.0,
-    ...                 "timeouts": 0, "fast_recoveries": 0, "checksum_drops": 0}], "links": []}
+    ...                 "goodput_steady_bps": None, "retransmissions": 1, "retransmission_pct": 50.0,
+    ...                 "spurious_retransmissions": 0, "link_losses": 1,
+    ...                 "timeouts": 0, "fast_recoveries": 1, "checksum_drops": 0}], "links": []}
     >>> print(format_summary(s))
     x, seed 1: finished at 2.000 s simulated (10 events)
-      flow 0 tcp/newreno: 1,000 of 1,000 B in 1.000 s, goodput 8.0 kbit/s (steady n/a), retransmissions 0.00 % (0), timeouts 0, fast recoveries 0
+      flow 0 tcp/newreno: 1,000 of 1,000 B in 1.000 s, goodput 8.0 kbit/s (steady n/a), retransmissions 50.00 % (1, spurious 0), timeouts 0, fast recoveries 1, link losses 1
     """
     state = "finished" if summary["completed"] else "stopped unfinished"
     lines = [f"{summary['scenario']}, seed {summary['seed']}: {state} at {summary['sim_time_s']:.3f} s simulated ({summary['events']:,} events)"]
@@ -51,9 +52,11 @@ def format_flows(flows: list[Mapping[str, Any]]) -> list[str]:
         line = (
             f"  flow {f['id']} {f['protocol']}/{f['congestion']}: {f['bytes_delivered']:,}{of} B "
             f"{duration}, goodput {_kbps(f['goodput_bps'])} (steady {_kbps(f['goodput_steady_bps'])}), "
-            f"retransmissions {f['retransmission_pct']:.2f} % ({f['retransmissions']}), timeouts {f['timeouts']}, "
-            f"fast recoveries {f['fast_recoveries']}"
+            f"retransmissions {f['retransmission_pct']:.2f} % ({f['retransmissions']}, spurious "
+            f"{f['spurious_retransmissions']}), timeouts {f['timeouts']}, fast recoveries {f['fast_recoveries']}"
         )
+        if f.get("link_losses") is not None:
+            line += f", link losses {f['link_losses']}"
         if f["checksum_drops"]:
             line += f", checksum drops {f['checksum_drops']}"
         if f.get("iperf"):

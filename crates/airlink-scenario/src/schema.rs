@@ -662,7 +662,7 @@ pub struct DccpParams {
 #[derive(Copy, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TcpPreset {
-    /// RFC algorithms with Linux's timer bounds (RTO min 200 ms, max 120 s, initial 1 s).
+    /// RFC algorithms with Linux's timer bounds (RTO ≥ SRTT + 200 ms, max 120 s, initial 1 s).
     #[default]
     Default,
     /// RFC values throughout (RTO min 1 s, max 60 s).
@@ -671,6 +671,9 @@ pub enum TcpPreset {
     /// term, 10 ms timer tick, initial window 2.
     #[serde(rename = "linux-2.4")]
     Linux24,
+    /// A modern Linux (6.x): initial window 10, timestamps, delayed ACK 40 ms after 16 quick
+    /// ACKs, PRR, CUBIC with the kernel's constants and HyStart (`TcpConfig::linux`).
+    Linux,
 }
 
 /// TCP knobs (spec D.1). Absent values take the preset's documented values.

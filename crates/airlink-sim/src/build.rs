@@ -207,8 +207,10 @@ pub fn tcp_config(f: &sc::FlowConfig) -> Result<TcpConfig, BuildError> {
         sc::TcpPreset::Default => TcpConfig::default(),
         sc::TcpPreset::Rfc => TcpConfig::rfc(),
         sc::TcpPreset::Linux24 => TcpConfig::linux_2_4(),
+        sc::TcpPreset::Linux => TcpConfig::linux(),
     };
-    c.timestamps = t.timestamps.unwrap_or(false);
+    let linux = t.preset == sc::TcpPreset::Linux;
+    c.timestamps = t.timestamps.unwrap_or(c.timestamps);
     c.mss = TcpConfig::for_mtu(t.mtu.unwrap_or(1500), c.timestamps).mss;
     c.initial_window = t.initial_window.or(c.initial_window);
     if let Some(x) = t.sack {
@@ -238,7 +240,7 @@ pub fn tcp_config(f: &sc::FlowConfig) -> Result<TcpConfig, BuildError> {
     (c.congestion, c.recovery) = match f.congestion() {
         sc::Congestion::Reno => (CongestionConfig::Reno, Recovery::Reno),
         sc::Congestion::Newreno => (CongestionConfig::Reno, Recovery::NewReno),
-        sc::Congestion::Cubic => (CongestionConfig::Cubic(cubic_config(f.cubic.as_ref())), Recovery::NewReno),
+        sc::Congestion::Cubic => (CongestionConfig::Cubic(cubic_config(f.cubic.as_ref(), linux)), Recovery::NewReno),
         sc::Congestion::Veno => {
             let mut v = VenoConfig::default();
             if let Some(p) = &f.veno {
@@ -259,8 +261,9 @@ pub fn tcp_config(f: &sc::FlowConfig) -> Result<TcpConfig, BuildError> {
     Ok(c)
 }
 
-fn cubic_config(p: Option<&sc::CubicParams>) -> CubicConfig {
-    let mut c = CubicConfig::default();
+/// RFC 9438's constants, or with the `linux` preset the kernel's and HyStart.
+fn cubic_config(p: Option<&sc::CubicParams>, linux: bool) -> CubicConfig {
+    let mut c = if linux { CubicConfig { hystart: true, ..CubicConfig::LINUX } } else { CubicConfig::default() };
     if let Some(p) = p {
         c.c = p.c.unwrap_or(c.c);
         c.beta = p.beta.unwrap_or(c.beta);
@@ -398,7 +401,8 @@ impl Simulation {
                 up_path.push(id(&links)?);
                 links.push(slot(pipe(intern(format!("access.{i}.up")), access, seed)));
             }
-            let flow = scenario_flow(f, i)?;
+            let mut flow = scenario_flow(f, i)?;
+            flow.link_drops = Some(0); // the simulator attributes every drop to its flow
             queue.push(flow.start, RANK_START, i as u32, Event::FlowStart(i as u32));
             flows.push(FlowSlot { flow, client_wake: None, server_wake: None, down_path, up_path });
         }

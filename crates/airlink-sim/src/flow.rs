@@ -51,6 +51,9 @@ pub struct Flow {
     mark90: Option<(Instant, u64)>,
     pub done: bool,
     pub checksum_drops: u64,
+    /// The flow's packets links dropped (queue, random loss), either direction; `None` where
+    /// nobody counts them (emulation reuses `Flow` without attributing drops to flows).
+    pub link_drops: Option<u64>,
     pub protocol: &'static str,
     pub congestion: &'static str,
 }
@@ -68,6 +71,7 @@ impl Flow {
             mark90: None,
             done: bytes == Some(0),
             checksum_drops: 0,
+            link_drops: None,
             protocol,
             congestion,
         }
@@ -155,7 +159,15 @@ impl Flow {
 
     /// The sender's state for the time series.
     pub fn sample(&self) -> FlowSample {
-        self.ends.sample()
+        let mut s = self.ends.sample();
+        s.link_losses = self.link_losses().map_or(-1, |n| n as i64);
+        s
+    }
+
+    /// Packets lost on links: dropped there, or delivered corrupted and caught by the
+    /// receiver's checksum.
+    pub fn link_losses(&self) -> Option<u64> {
+        self.link_drops.map(|d| d + self.checksum_drops)
     }
 
     /// Complete: all bytes delivered, or a flow without a size (those run to the stop time).
@@ -185,7 +197,9 @@ impl Flow {
             goodput_steady_bps: steady,
             segments_sent: sent.packets,
             data_segments_sent: sent.data_packets,
+            link_losses: self.link_losses(),
             retransmissions: sent.retransmissions,
+            spurious_retransmissions: sent.spurious_retransmissions,
             retransmission_pct: if sent.data_packets == 0 {
                 0.0
             } else {
@@ -227,6 +241,7 @@ pub(crate) struct SentCounts {
     pub packets: u64,
     pub data_packets: u64,
     pub retransmissions: u64,
+    pub spurious_retransmissions: u64,
     pub timeouts: u64,
     pub fast_recoveries: u64,
 }
@@ -350,12 +365,13 @@ impl Ends {
     /// What the sender transmitted.
     pub fn sent(&self) -> SentCounts {
         match self {
-            Ends::Tcp { server, .. } => {
+            Ends::Tcp { server, client } => {
                 let s = server.stats();
                 SentCounts {
                     packets: s.segments_sent,
                     data_packets: s.data_segments_sent,
                     retransmissions: s.retransmitted_segments,
+                    spurious_retransmissions: client.stats().duplicate_segments,
                     timeouts: s.timeouts,
                     fast_recoveries: s.fast_recoveries,
                 }
@@ -382,20 +398,29 @@ impl Ends {
             loss_event_rate: f64::NAN,
             srtt_us: f64::NAN,
             rto_us: f64::NAN,
-            losses: 0,
+            retransmissions: 0,
+            spurious_retransmissions: 0,
+            timeouts: 0,
+            fast_recoveries: 0,
+            link_losses: -1,
+            detected_losses: 0,
             sack_ok: -1,
             congestion_distance_segments: f64::NAN,
             backlog_segments: f64::NAN,
         };
         match self {
-            Ends::Tcp { server, .. } => {
+            Ends::Tcp { server, client } => {
                 s.cwnd_bytes = server.cwnd() as f64;
                 // An unset ssthresh is "infinite": NaN keeps plots readable.
                 s.ssthresh_bytes = Some(server.ssthresh()).filter(|t| *t < u64::MAX / 4).map_or(f64::NAN, |t| t as f64);
                 s.inflight_bytes = server.bytes_in_flight() as f64;
                 s.srtt_us = us(server.srtt());
                 s.rto_us = us(Some(server.rto()));
-                s.losses = server.stats().retransmitted_segments;
+                let st = server.stats();
+                s.retransmissions = st.retransmitted_segments;
+                s.spurious_retransmissions = client.stats().duplicate_segments;
+                s.timeouts = st.timeouts;
+                s.fast_recoveries = st.fast_recoveries;
                 let probe = server.controller().probe();
                 s.sack_ok = probe.sack_ok.map_or(-1, i64::from);
                 s.congestion_distance_segments = probe.congestion_distance.unwrap_or(f64::NAN);
@@ -411,9 +436,9 @@ impl Ends {
                 s.loss_event_rate = c.p.unwrap_or(f64::NAN);
                 s.srtt_us = us(c.rtt);
                 // CCID-2's sender finds losses itself; with CCID-3 only the receiver knows.
-                s.losses = c.lost_packets.max(client.stats().reported_lost());
+                s.detected_losses = c.lost_packets.max(client.stats().reported_lost());
             }
-            Ends::Udp { receiver, .. } => s.losses = receiver.totals().lost,
+            Ends::Udp { receiver, .. } => s.detected_losses = receiver.totals().lost,
         }
         s
     }

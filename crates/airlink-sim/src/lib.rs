@@ -280,6 +280,11 @@ impl Simulation {
         }
         let slot = &mut self.links[l as usize];
         while let Some(ev) = slot.link.poll_event() {
+            if let LinkEvent::Drop { flow, .. } = ev {
+                if let Some(n) = self.flows.get_mut(flow as usize).and_then(|f| f.flow.link_drops.as_mut()) {
+                    *n += 1;
+                }
+            }
             if !self.recorder.enabled {
                 continue;
             }

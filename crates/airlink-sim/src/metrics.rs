@@ -46,9 +46,20 @@ pub struct FlowSample {
     pub loss_event_rate: f64,
     pub srtt_us: f64,
     pub rto_us: f64,
-    /// Losses so far: TCP segments retransmitted, DCCP packets its CCID found lost, UDP
-    /// datagrams iperf counted lost.
-    pub losses: u64,
+    /// TCP segments retransmitted so far (0 for DCCP and UDP, which never retransmit).
+    pub retransmissions: u64,
+    /// TCP data segments (or FINs) that reached the receiver when it already had them,
+    /// counted at the receiver.
+    pub spurious_retransmissions: u64,
+    /// TCP retransmission timeouts and fast-recovery episodes so far.
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+    /// The flow's packets (either direction) that links dropped or delivered corrupted, as
+    /// the simulator counts them; -1 where nobody counts them (emulation).
+    pub link_losses: i64,
+    /// Losses the protocol itself detected: DCCP packets its CCID (or its receiver) found
+    /// lost, UDP datagrams iperf counted lost; 0 for TCP (see `retransmissions`).
+    pub detected_losses: u64,
     /// TCP-AFC's SACK_OK flag: 1, 0, or -1 for controllers without one.
     pub sack_ok: i64,
     /// TCP-AFC's congestion distance Cd of the last reduction, segments.
@@ -70,7 +81,12 @@ pub struct FlowSeries {
     pub loss_event_rate: Vec<f64>,
     pub srtt_us: Vec<f64>,
     pub rto_us: Vec<f64>,
-    pub losses: Vec<u64>,
+    pub retransmissions: Vec<u64>,
+    pub spurious_retransmissions: Vec<u64>,
+    pub timeouts: Vec<u64>,
+    pub fast_recoveries: Vec<u64>,
+    pub link_losses: Vec<i64>,
+    pub detected_losses: Vec<u64>,
     pub sack_ok: Vec<i64>,
     pub congestion_distance_segments: Vec<f64>,
     pub backlog_segments: Vec<f64>,
@@ -88,7 +104,12 @@ impl FlowSeries {
         self.loss_event_rate.push(s.loss_event_rate);
         self.srtt_us.push(s.srtt_us);
         self.rto_us.push(s.rto_us);
-        self.losses.push(s.losses);
+        self.retransmissions.push(s.retransmissions);
+        self.spurious_retransmissions.push(s.spurious_retransmissions);
+        self.timeouts.push(s.timeouts);
+        self.fast_recoveries.push(s.fast_recoveries);
+        self.link_losses.push(s.link_losses);
+        self.detected_losses.push(s.detected_losses);
         self.sack_ok.push(s.sack_ok);
         self.congestion_distance_segments.push(s.congestion_distance_segments);
         self.backlog_segments.push(s.backlog_segments);
@@ -189,7 +210,7 @@ impl Recorder {
     /// Hands over everything buffered so far as named tables, and empties the buffers.
     pub fn drain(&mut self) -> Vec<(&'static str, Table)> {
         let f = &mut self.flows;
-        let flows = take_table!(f, time_ns: U64, flow: U64, delivered_bytes: U64, cwnd_bytes: F64, ssthresh_bytes: F64, inflight_bytes: F64, rate_bps: F64, loss_event_rate: F64, srtt_us: F64, rto_us: F64, losses: U64, sack_ok: I64, congestion_distance_segments: F64, backlog_segments: F64);
+        let flows = take_table!(f, time_ns: U64, flow: U64, delivered_bytes: U64, cwnd_bytes: F64, ssthresh_bytes: F64, inflight_bytes: F64, rate_bps: F64, loss_event_rate: F64, srtt_us: F64, rto_us: F64, retransmissions: U64, spurious_retransmissions: U64, timeouts: U64, fast_recoveries: U64, link_losses: I64, detected_losses: U64, sack_ok: I64, congestion_distance_segments: F64, backlog_segments: F64);
         let i = &mut self.intervals;
         let intervals = take_table!(i, time_ns: U64, flow: U64, interval_s: F64, bytes: U64, throughput_bps: F64, received: U64, lost: U64, out_of_order: U64, jitter_ms: F64);
         let r = &mut self.rtt;

@@ -43,6 +43,13 @@ pub struct FlowSummary {
     pub segments_sent: u64,
     pub data_segments_sent: u64,
     pub retransmissions: u64,
+    /// The flow's packets lost on links, either direction: dropped there (queue, random
+    /// loss) or delivered corrupted and caught by the receiver's checksum. Counted by the
+    /// simulator, which knows each packet's flow; `null` in emulation.
+    pub link_losses: Option<u64>,
+    /// TCP data segments (or FINs) that reached the receiver when it already had them,
+    /// counted at the receiver: retransmissions that were not needed.
+    pub spurious_retransmissions: u64,
     /// Retransmitted over all data segments sent, in per cent.
     pub retransmission_pct: f64,
     pub timeouts: u64,

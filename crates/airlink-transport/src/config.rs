@@ -47,15 +47,20 @@ pub struct TcpConfig {
     /// Delayed-ACK timeout. Default 200 ms (classic BSD, and Linux's upper bound `TCP_DELACK_MAX`;
     /// Linux adapts between 40 ms `TCP_DELACK_MIN` and 200 ms; RFC 5681 requires < 500 ms).
     pub delack_timeout: Duration,
-    /// Lower bound of the RTO. Default 200 ms (Linux `TCP_RTO_MIN`); RFC 6298 (2.4) says 1 s.
+    /// Lower bound of the RTO. Default 200 ms (Linux `TCP_RTO_MIN`, with `clock_granularity`
+    /// 200 ms as Linux applies it); RFC 6298 (2.4) says 1 s.
     pub rto_min: Duration,
     /// Upper bound of the RTO. Default 120 s (Linux `TCP_RTO_MAX`); RFC 6298 (2.5): ≥ 60 s.
     pub rto_max: Duration,
     /// RTO before the first RTT sample. Default 1 s (RFC 6298 (2.1)); Linux 2.4 uses 3 s
     /// ([`TcpConfig::linux_2_4`]). After a SYN timeout data starts with 3 s (RFC 6298 (5.7)).
     pub rto_init: Duration,
-    /// Clock granularity G in RTO = SRTT + max(G, 4·RTTVAR) (RFC 6298 (2.2)). Default 0.
-    /// 200 ms mimics Linux's floor of `TCP_RTO_MIN` on the variance term; \[S2\] used 200 ms.
+    /// Clock granularity G in RTO = SRTT + max(G, 4·RTTVAR) (RFC 6298 (2.2)). Default 200 ms:
+    /// Linux floors the variance term, not the whole RTO, at `TCP_RTO_MIN` (`tcp_rtt_estimator`
+    /// keeps `mdev_max_us` ≥ `tcp_rto_min_us`), so its RTO is at least SRTT + 200 ms; \[S2\]
+    /// used 200 ms. The RFC preset uses 0 (a simulator's clock is exact). With G = 0 and a
+    /// 200 ms floor on the whole RTO, a steady RTT gives RTO ≈ 1.1·SRTT, shorter than a fast
+    /// retransmit takes when the third duplicate ACK comes a round later: spurious timeouts.
     pub clock_granularity: Duration,
     /// Timer expiries (RTO, delayed ACK, persist) are rounded up to a multiple of this
     /// (a kernel's jiffy). Default 0 = no rounding; Linux 2.4 on i386: 10 ms (HZ = 100).
@@ -64,6 +69,23 @@ pub struct TcpConfig {
     pub dupthresh: u32,
     /// Recovery without SACK. Default NewReno (RFC 6582).
     pub recovery: Recovery,
+    /// Receiver: acknowledge each of the first this many data segments at once (Linux
+    /// quick-ACK mode at connection start, `tcp_incr_quickack` in `tcp_input.c`, up to
+    /// `TCP_MAX_QUICKACKS` = 16), so slow start is not slowed by delayed ACKs. Default 0
+    /// (RFC 5681 §4.2 delayed ACKs from the first segment).
+    pub quickack_segments: u32,
+    /// Sender: Proportional Rate Reduction (RFC 6937; Linux `tcp_cwnd_reduction` in
+    /// `tcp_input.c`) paces what SACK recovery sends: in proportion to the data delivered
+    /// while pipe > ssthresh, and up to ssthresh by slow start (PRR-SSRB) below. Off: RFC 6675
+    /// sends whatever pipe < cwnd allows, which after the window reduction is a silence of
+    /// about half an RTT, then a burst. Default false.
+    pub prr: bool,
+    /// Sender: after an RTO, only the first outstanding segment and those sent more than an
+    /// RTT ago count as lost; the rest once an ACK of data sent after the timeout arrives
+    /// (RFC 8985 §6.3, RACK's rule on RTO; Linux `tcp_timeout_mark_lost`: "don't mark recently
+    /// sent ones lost yet"). Off: RFC 5681/6675 go-back counts everything outstanding as lost,
+    /// and resends segments still in flight, which then arrive twice. Default false.
+    pub rto_spares_recent: bool,
     /// Window policy. Default [`CongestionConfig::Reno`] (RFC 5681; NewReno with the default
     /// `recovery`).
     pub congestion: CongestionConfig,
@@ -83,10 +105,13 @@ impl Default for TcpConfig {
             rto_min: Duration::from_millis(200),
             rto_max: Duration::from_secs(120),
             rto_init: Duration::from_secs(1),
-            clock_granularity: Duration::ZERO,
+            clock_granularity: Duration::from_millis(200),
             tick: Duration::ZERO,
             dupthresh: 3,
             recovery: Recovery::NewReno,
+            quickack_segments: 0,
+            prr: false,
+            rto_spares_recent: false,
             congestion: CongestionConfig::Reno,
         }
     }
@@ -158,15 +183,16 @@ impl TcpConfig {
         TcpConfig {
             rto_min: Duration::from_secs(1),
             rto_max: Duration::from_secs(60),
+            clock_granularity: Duration::ZERO,
             ..Self::default()
         }
     }
 
     /// Linux 2.4 as in WIPEMU \[S1\] (timestamps off, MTU 1500, SACK on, NewReno recovery):
-    /// RTO init 3 s, min 200 ms, max 120 s (v, spec D.1), G = 200 ms (Linux floors the variance
-    /// term at `TCP_RTO_MIN`), tick 10 ms (HZ = 100), IW 2 segments (Linux 2.4 `tcp_init_cwnd`
-    /// when the handshake RTT exceeds 20 ms (r)), delayed ACK 200 ms (the upper bound of
-    /// Linux's adaptive timeout). Not modelled: quick-ACK mode at start, receive-window
+    /// RTO init 3 s, min 200 ms, max 120 s (v, spec D.1), G = 200 ms (as the default: Linux
+    /// floors the variance term at `TCP_RTO_MIN`), tick 10 ms (HZ = 100), IW 2 segments
+    /// (Linux 2.4 `tcp_init_cwnd` when the handshake RTT exceeds 20 ms (r)), delayed ACK
+    /// 200 ms (the upper bound of Linux's adaptive timeout). Not modelled: quick-ACK mode at start, receive-window
     /// auto-tuning, rate-halving and FACK.
     pub fn linux_2_4() -> Self {
         TcpConfig {
@@ -174,6 +200,32 @@ impl TcpConfig {
             rto_init: Duration::from_secs(3),
             clock_granularity: Duration::from_millis(200),
             tick: Duration::from_millis(10),
+            ..Self::default()
+        }
+    }
+
+    /// A modern Linux kernel (6.x) where it matters for throughput and loss recovery: IW 10
+    /// (RFC 6928, `TCP_INIT_CWND`), timestamps (RFC 7323, `tcp_timestamps` = 1; MSS 1448),
+    /// SACK, RTO ≥ SRTT + 200 ms (`TCP_RTO_MIN` on the variance term), initial RTO 1 s,
+    /// delayed ACK 40 ms (`TCP_DELACK_MIN`, the start of Linux's adaptive ATO) after 16
+    /// quick ACKs (`TCP_MAX_QUICKACKS`), PRR in recovery (RFC 6937, on since Linux 3.2),
+    /// RACK's rule for what an RTO deems lost (RFC 8985 §6.3), and with CUBIC the kernel's
+    /// constants and HyStart (set by the scenario builder from [`crate::CubicConfig::LINUX`]
+    /// with `hystart`). The RTO timer restarts on fast retransmit and SACK survives a timeout
+    /// in every preset. Not modelled: the rest of RACK-TLP (time-based loss detection in
+    /// recovery, tail loss probes), so a lost retransmission still waits for the RTO; F-RTO
+    /// and DSACK undo (RFC 5682, 3708), which only matter after spurious timeouts and
+    /// retransmissions (none on issue 10's case); receive-window auto-tuning (the window is
+    /// `rwnd` from the start).
+    pub fn linux() -> Self {
+        TcpConfig {
+            initial_window: Some(10),
+            timestamps: true,
+            mss: 1500 - 40 - TIMESTAMP_OPTION_LEN,
+            delack_timeout: Duration::from_millis(40),
+            quickack_segments: 16,
+            prr: true,
+            rto_spares_recent: true,
             ..Self::default()
         }
     }

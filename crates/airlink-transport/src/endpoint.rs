@@ -55,7 +55,8 @@
 //! |---|---|---|
 //! | window accounting | RFC 5681 bytes | bytes; pipe per RFC 6675 for every state (no SACK: pipe = FlightSize, or go-back accounting after an RTO) |
 //! | NewReno inflation | cwnd += SMSS per dup ACK, deflate on partial ACK | kept as a signed offset on the controller's window, so policies stay recovery-agnostic |
-//! | after an RTO with SACK | RFC 6675 §5.1 allows keeping the scoreboard | kept: go-back skips SACKed ranges (spec D.3 (A)); cleared after a second consecutive RTO (reneging defence) |
+//! | after an RTO with SACK | RFC 6675 §5.1 allows keeping the scoreboard with a test for reneging | kept across every RTO: go-back skips SACKed ranges (spec D.3 (A)); cleared only when a cumulative ACK stops at SACKed data (the peer reneged, as Linux `tcp_check_sack_reneging`) |
+//! | RTO timer on fast retransmit | RFC 6298 (5.1): start if not running | restarted when the fast retransmission leaves, as 4.4BSD, FreeBSD and Linux do |
 //! | RTT sampling | RFC 6298: any valid sample | per ACK from the oldest newly acknowledged segment (Linux 2.4 without timestamps); none from SACKed data |
 //! | delayed ACK | every 2nd *full-sized* segment | every `ack_every`-th data segment of any size; no Linux quick-ACK mode |
 //! | dup ACK without SACK | RFC 5681 (a)–(e) | same, incl. "window unchanged" |
@@ -197,6 +198,19 @@ impl SentSeg {
     }
 }
 
+/// Proportional Rate Reduction (RFC 6937 §3) over one SACK recovery episode, bytes.
+#[derive(Copy, Clone, Debug)]
+struct Prr {
+    /// prr_delivered: data the receiver got since recovery began.
+    delivered: u64,
+    /// prr_out: data sent since recovery began.
+    out: u64,
+    /// RecoverFS: FlightSize at the start of recovery.
+    recover_fs: u64,
+    /// What this ACK allows to send (sndcnt), less what has been sent since.
+    budget: u64,
+}
+
 /// ((scoreboard version, SND.UNA, l_rto), (L, SACKed bytes at or above L)).
 type LossMemo = ((u64, u64, u64), (u64, u64));
 
@@ -260,6 +274,10 @@ pub struct TcpEndpoint {
     syn_sent_at: Option<Instant>,
     syn_retransmitted: bool,
     consecutive_rtos: u32,
+    /// RFC 6937 state of the current SACK recovery, when `prr` is on.
+    prr: Option<Prr>,
+    /// Data segments still to be acknowledged at once (quick-ACK mode).
+    quickacks_left: u32,
     blocked: Blocked,
     /// Our FIN left before the peer's arrived (active close: TIME-WAIT, not CLOSED, at the end).
     closing_first: bool,
@@ -346,6 +364,8 @@ impl TcpEndpoint {
             syn_sent_at: None,
             syn_retransmitted: false,
             consecutive_rtos: 0,
+            prr: None,
+            quickacks_left: cfg.quickack_segments,
             blocked: Blocked::Other,
             closing_first: false,
             rtt,
@@ -631,6 +651,10 @@ impl TcpEndpoint {
         if seg.len > 0 {
             self.stats.data_segments_sent += 1;
             self.stats.bytes_sent += seg.len as u64;
+            if let Some(prr) = self.prr.as_mut() {
+                prr.out += seg.len as u64;
+                prr.budget = prr.budget.saturating_sub(seg.len as u64);
+            }
         } else if !seg.flags.syn && !seg.flags.fin && !seg.flags.rst {
             self.stats.pure_acks_sent += 1;
         }
@@ -674,8 +698,7 @@ impl TcpEndpoint {
 
     /// Retransmissions and new data allowed by cwnd (RFC 6675 NextSeg order).
     fn window_limited(&mut self, now: Instant) -> Option<Segment> {
-        let cwnd = self.send_window();
-        let pipe = self.pipe();
+        let room = self.cwnd_room();
         let smss = self.smss as u64;
         let fast_sack = matches!(
             self.recovery,
@@ -691,7 +714,7 @@ impl TcpEndpoint {
                 .next_unsacked(self.board.high_rxt().max(self.snd_una));
             let (lost_below, _) = self.loss_boundary();
             if s < lost_below && s < self.snd_max {
-                if pipe + smss > cwnd {
+                if smss > room {
                     self.blocked = Blocked::Cwnd;
                     return None;
                 }
@@ -701,7 +724,7 @@ impl TcpEndpoint {
         if let Some(seg) = self.new_data(now, false) {
             return Some(seg);
         }
-        if fast_sack && pipe + smss <= cwnd {
+        if fast_sack && smss <= room {
             // Rule 3: un-SACKed above HighRxt below the highest SACK, not yet deemed lost.
             let s = self
                 .board
@@ -751,7 +774,7 @@ impl TcpEndpoint {
             return None;
         }
         let smss = self.smss as u64;
-        let cwnd_room = self.send_window().saturating_sub(self.pipe());
+        let cwnd_room = self.cwnd_room();
         let rwnd_room = (self.snd_una + self.snd_wnd).saturating_sub(self.snd_max);
         let mut len = unsent.min(smss);
         if probe {
@@ -994,6 +1017,7 @@ impl TcpEndpoint {
             }
         }
         let board_before = self.board.version();
+        let (una_before, sacked_before) = (self.snd_una, self.board.sacked_bytes());
         let mut newly_sacked = 0;
         if self.sack_ok {
             let lo = ack.max(self.snd_una);
@@ -1024,7 +1048,48 @@ impl TcpEndpoint {
                 self.cc.on_loss_update(now, &view);
             }
         }
+        // RFC 6937 DeliveredData: the change in SND.UNA plus the change in SACKed bytes.
+        let delivered =
+            (self.snd_una - una_before + self.board.sacked_bytes()).saturating_sub(sacked_before);
+        self.prr_on_ack(delivered);
         true
+    }
+
+    /// RFC 6937 §3, on every ACK during SACK recovery: how much may be sent now.
+    fn prr_on_ack(&mut self, delivered_data: u64) {
+        let in_sack_recovery = matches!(
+            self.recovery,
+            RecoveryState::Fast {
+                kind: RecoveryKind::Sack,
+                ..
+            }
+        );
+        if !in_sack_recovery {
+            self.prr = None;
+            return;
+        }
+        let (pipe, ssthresh, smss) = (self.pipe(), self.cc.ssthresh(), self.smss as u64);
+        let Some(prr) = self.prr.as_mut() else { return };
+        prr.delivered += delivered_data;
+        let sndcnt = if pipe > ssthresh {
+            // Proportional: ceil(prr_delivered · ssthresh / RecoverFS) − prr_out.
+            let target =
+                (prr.delivered as u128 * ssthresh as u128).div_ceil(prr.recover_fs.max(1) as u128);
+            (target as u64).saturating_sub(prr.out)
+        } else {
+            // PRR-SSRB: back up to ssthresh, at most one SMSS beyond what was delivered.
+            let limit = prr.delivered.saturating_sub(prr.out).max(delivered_data) + smss;
+            (ssthresh - pipe).min(limit)
+        };
+        prr.budget = sndcnt;
+    }
+
+    /// Bytes the congestion window (or PRR, in its recovery) lets us send now.
+    fn cwnd_room(&self) -> u64 {
+        match self.prr {
+            Some(prr) => prr.budget,
+            None => self.send_window().saturating_sub(self.pipe()),
+        }
     }
 
     fn on_new_ack(&mut self, now: Instant, seg: &Segment, newly_sacked: u64) {
@@ -1053,6 +1118,12 @@ impl TcpEndpoint {
         }
         self.snd_una = ack;
         self.board.advance(ack);
+        if self.board.is_sacked(ack) {
+            // The cumulative ACK stops at data the peer SACKed: it reneged (RFC 2018 §8), so
+            // its SACKs can no longer be trusted (Linux `tcp_check_sack_reneging`).
+            self.board.clear();
+            self.last_sack = SackBlocks::new();
+        }
         self.stats.bytes_acked += payload_acked;
         self.dupacks = 0;
         self.consecutive_rtos = 0;
@@ -1079,6 +1150,14 @@ impl TcpEndpoint {
             RecoveryState::Loss => {
                 if ack >= self.recover {
                     self.recovery = RecoveryState::Open;
+                } else {
+                    // What was sent more than an RTT ago and is still un-SACKed is lost now
+                    // (RFC 8985 §6.2 with RACK.rtt the latest sample; without
+                    // `rto_spares_recent` everything up to `recover` already is).
+                    self.l_rto = self
+                        .l_rto
+                        .max(self.rto_loss_boundary(now))
+                        .min(self.recover);
                 }
             }
             RecoveryState::Fast {
@@ -1226,6 +1305,14 @@ impl TcpEndpoint {
         self.events.push_back(TcpEvent::Congestion {
             kind: CongestionKind::FastRetransmit,
         });
+        if kind == RecoveryKind::Sack && self.cfg.prr {
+            self.prr = Some(Prr {
+                delivered: 0,
+                out: 0,
+                recover_fs: flight,
+                budget: 0,
+            });
+        }
         if kind == RecoveryKind::Sack {
             // RFC 6675 (4.3): HighRxt and RescueRxt end at the retransmitted segment.
             self.board.reset_high_rxt(self.snd_una);
@@ -1236,6 +1323,28 @@ impl TcpEndpoint {
             self.inflation = self.cfg.dupthresh as i64 * self.smss as i64;
         }
         self.pending_rexmit = Some(self.snd_una);
+        // The timer restarts when the fast retransmission leaves (4.4BSD `tcp_input`, FreeBSD,
+        // Linux `tcp_xmit_retransmit_queue`): it now guards that segment, which needs a whole
+        // RTT from here, not from the last cumulative ACK.
+        self.rto_at = None;
+    }
+
+    /// Everything below this counts as lost after an RTO: all that was sent (RFC 5681/6675
+    /// go-back) or, with `rto_spares_recent`, what was sent more than an RTT ago and the
+    /// first outstanding segment (RFC 8985 §6.3; Linux `tcp_timeout_mark_lost`).
+    fn rto_loss_boundary(&self, now: Instant) -> u64 {
+        let rtt = self.rtt.latest();
+        match (self.cfg.rto_spares_recent, rtt) {
+            (true, Some(rtt)) => {
+                let old = self.sent.partition_point(|r| r.sent + rtt <= now);
+                let first_end = self.sent.front().map_or(self.snd_max, |r| r.end());
+                self.sent
+                    .get(old)
+                    .map_or(self.snd_max, |r| r.seq)
+                    .max(first_end)
+            }
+            _ => self.snd_max,
+        }
     }
 
     fn on_rto(&mut self, now: Instant) {
@@ -1265,15 +1374,11 @@ impl TcpEndpoint {
                 self.events
                     .push_back(TcpEvent::Congestion { kind: ev.kind });
                 self.consecutive_rtos += 1;
-                if self.consecutive_rtos >= 2 {
-                    // The peer may have reneged on its SACKs: stop trusting them.
-                    self.board.clear();
-                    self.last_sack = SackBlocks::new();
-                }
                 self.rtt.back_off();
                 self.recovery = RecoveryState::Loss;
+                self.prr = None;
                 self.recover = self.snd_max;
-                self.l_rto = self.snd_max;
+                self.l_rto = self.rto_loss_boundary(now);
                 self.inflation = 0;
                 self.dupacks = 0;
                 self.rescue_rxt = None;
@@ -1318,6 +1423,9 @@ impl TcpEndpoint {
             || out.peer_fin
             || seg.flags.fin;
         if immediate {
+            self.rcv.ack_pending = true;
+        } else if out.delivered > 0 && self.quickacks_left > 0 {
+            self.quickacks_left -= 1;
             self.rcv.ack_pending = true;
         } else if out.delivered > 0 {
             self.rcv.unacked += 1;

@@ -186,10 +186,14 @@ impl Receiver {
     }
 
     /// Up to `max` blocks: the recency list first, then any other held ranges, lowest first
-    /// (RFC 2018: report as many distinct blocks as fit).
+    /// (RFC 2018: report as many distinct blocks as fit). A block ending at the peer's FIN
+    /// covers the FIN too (it occupies a sequence number, and Linux SACKs it with the data), so
+    /// the sender does not resend a FIN the receiver holds.
     pub fn fill_sack(&self, out: &mut SackBlocks, max: usize) {
+        let fin = self.fin_seq;
+        let with_fin = |e: u64| if Some(e) == fin { e + 1 } else { e };
         for &(s, e) in self.sack_list[..self.sack_n].iter().take(max) {
-            out.push(s, e);
+            out.push(s, with_fin(e));
         }
         if out.len() < max && self.ooo.len() > self.sack_n {
             for (s, e) in self.ooo.iter() {
@@ -197,7 +201,7 @@ impl Receiver {
                     break;
                 }
                 if !self.sack_list[..self.sack_n].iter().any(|&(ls, _)| ls == s) {
-                    out.push(s, e);
+                    out.push(s, with_fin(e));
                 }
             }
         }
@@ -260,6 +264,11 @@ mod tests {
         let mut r = rx();
         let o = r.on_segment(101, 100, true);
         assert!(o.out_of_order && !o.peer_fin);
+        assert_eq!(
+            sack(&r, 4),
+            vec![(101, 202)],
+            "the SACK block covers the FIN"
+        );
         let o = r.on_segment(1, 100, false);
         assert_eq!(o.delivered, 200);
         assert!(o.peer_fin);

@@ -13,7 +13,7 @@
 //! | W_cubic(t) < W_est → cwnd = W_est | cwnd = max(cwnd, W_est): never shrinks in CA (A) |
 //! | t excludes application-limited time | app-limited ACKs move the epoch start forward by the time since the previous ACK and do not grow cwnd (A) |
 //! | RTO: ssthresh as on loss; next CA stage with K = 0, W_max = W_est = cwnd (r, RFC §4.8) | same (ssthresh held on consecutive RTOs as RFC 5681) |
-//! | slow start | RFC 5681 slow start; no HyStart |
+//! | slow start | RFC 5681 slow start; with `hystart`, HyStart's delay test ends it early (Linux `tcp_cubic.c` `hystart_update`, `HYSTART_DELAY`; the ACK-train test is not modelled) |
 
 use super::{
     in_unit_open, newreno_exit_window, AckEvent, CongestionConfigError, CongestionController,
@@ -34,6 +34,12 @@ pub struct CubicConfig {
     pub reno_friendly: bool,
     /// Base ssthresh on cwnd instead of FlightSize (Linux). Default off (RFC).
     pub ssthresh_from_cwnd: bool,
+    /// HyStart's delay test (Linux `tcp_cubic.c`, module parameter `hystart`, on by default
+    /// there): once cwnd ≥ 16 segments, slow start ends (ssthresh = cwnd) in the first round
+    /// whose smallest of its first 8 RTT samples exceeds the connection's minimum RTT by
+    /// clamp(min RTT/8, 4 ms, 16 ms). Off: slow start runs until a loss, which on a deep
+    /// drop-tail queue overshoots by up to a window. Default off (RFC 9438 leaves it optional).
+    pub hystart: bool,
 }
 
 impl CubicConfig {
@@ -44,6 +50,7 @@ impl CubicConfig {
         fast_convergence: true,
         reno_friendly: true,
         ssthresh_from_cwnd: false,
+        hystart: false,
     };
     /// Linux `tcp_cubic.c` of the spec's \[S3\] era: β = 717/1024, C = 41·10/1024 (v).
     pub const LINUX: CubicConfig = CubicConfig {
@@ -52,6 +59,7 @@ impl CubicConfig {
         fast_convergence: true,
         reno_friendly: true,
         ssthresh_from_cwnd: true,
+        hystart: false,
     };
 
     /// Checks C > 0 (finite) and β in (0, 1).
@@ -87,6 +95,20 @@ pub fn w_cubic(t: f64, k: f64, w_max: f64, c: f64) -> f64 {
     c * d * d * d + w_max
 }
 
+/// HyStart's per-round state (Linux `bictcp` `round_start`, `end_seq`, `curr_rtt`, `sample_cnt`).
+#[derive(Clone, Debug, Default)]
+struct HyStart {
+    /// The round ends when the cumulative ACK passes this (HighData at its start).
+    end_seq: u64,
+    samples: u32,
+    curr_rtt: Option<airlink_engine::Duration>,
+}
+
+/// Samples per round before HyStart judges it (Linux `HYSTART_MIN_SAMPLES`).
+const HYSTART_MIN_SAMPLES: u32 = 8;
+/// HyStart acts only from this window, segments (Linux `hystart_low_window`).
+const HYSTART_LOW_WINDOW: f64 = 16.0;
+
 #[derive(Clone, Debug)]
 struct Epoch {
     start: Instant,
@@ -110,6 +132,7 @@ pub struct Cubic {
     epoch: Option<Epoch>,
     after_timeout: bool,
     last_ack: Option<Instant>,
+    hystart: HyStart,
 }
 
 impl Cubic {
@@ -124,7 +147,34 @@ impl Cubic {
             epoch: None,
             after_timeout: false,
             last_ack: None,
+            hystart: HyStart::default(),
         }
+    }
+
+    /// HyStart's delay test on one ACK in slow start: true when slow start should end.
+    fn hystart_exit(&mut self, ack: &AckEvent) -> bool {
+        let cwnd = self.segs(self.cwnd);
+        let h = &mut self.hystart;
+        if ack.ack > h.end_seq {
+            *h = HyStart {
+                end_seq: ack.high_data,
+                ..HyStart::default()
+            };
+        }
+        let (Some(rtt), Some(min)) = (ack.rtt, ack.min_rtt) else {
+            return false;
+        };
+        if h.samples < HYSTART_MIN_SAMPLES {
+            h.samples += 1;
+            h.curr_rtt = Some(h.curr_rtt.map_or(rtt, |c| c.min(rtt)));
+            if h.samples == HYSTART_MIN_SAMPLES && cwnd >= HYSTART_LOW_WINDOW {
+                let ms = airlink_engine::Duration::from_millis;
+                let thresh =
+                    airlink_engine::Duration::from_nanos(min.as_nanos() / 8).clamp(ms(4), ms(16));
+                return h.curr_rtt.is_some_and(|c| c >= min + thresh);
+            }
+        }
+        false
     }
 
     fn segs(&self, bytes: u64) -> f64 {
@@ -172,6 +222,10 @@ impl CongestionController for Cubic {
             return;
         }
         if self.cwnd < self.ssthresh {
+            if self.cfg.hystart && self.hystart_exit(ack) {
+                self.ssthresh = self.cwnd;
+                return;
+            }
             self.cwnd += ack.acked_bytes.min(self.smss);
             return;
         }

@@ -37,6 +37,8 @@ pub struct LinkConfig {
     pub drop_fins: u32,
     /// Extra loss probability for retransmitted data (seq below the highest seen).
     pub retx_loss: f64,
+    /// Drop the first `n` data segments starting at `seq`, for each `(seq, n)`.
+    pub drop_seq: Vec<(u64, u32)>,
 }
 
 impl LinkConfig {
@@ -51,6 +53,7 @@ impl LinkConfig {
             drop_indices: Vec::new(),
             drop_fins: 0,
             retx_loss: 0.0,
+            drop_seq: Vec::new(),
         }
     }
 
@@ -96,6 +99,13 @@ pub struct Pipe {
     fins_seen: u32,
     pub carried: u64,
     pub dropped: u64,
+    /// The segments this pipe dropped, with the time they entered (when `log_drops`).
+    pub dropped_log: Vec<(Instant, Segment)>,
+    /// Record dropped segments in `dropped_log`.
+    pub log_drops: bool,
+    /// Every segment offered to this pipe, with the time (when `log_sends`).
+    pub sent_log: Vec<(Instant, Segment)>,
+    pub log_sends: bool,
 }
 
 impl Pipe {
@@ -112,10 +122,17 @@ impl Pipe {
             fins_seen: 0,
             carried: 0,
             dropped: 0,
+            dropped_log: Vec::new(),
+            log_drops: false,
+            sent_log: Vec::new(),
+            log_sends: false,
         }
     }
 
     pub fn push(&mut self, now: Instant, seg: Segment) {
+        if self.log_sends {
+            self.sent_log.push((now, seg));
+        }
         let idx = self.count;
         self.count += 1;
         let end = seg.seq + seg.len as u64;
@@ -126,10 +143,21 @@ impl Pipe {
             self.fins_seen += 1;
             drop = true;
         }
+        if let Some(d) = self
+            .cfg
+            .drop_seq
+            .iter_mut()
+            .find(|d| d.0 == seg.seq && d.1 > 0)
+        {
+            if seg.len > 0 {
+                d.1 -= 1;
+                drop = true;
+            }
+        }
         drop |= self.rng.bernoulli(self.cfg.loss);
         drop |= is_retx && self.rng.bernoulli(self.cfg.retx_loss);
         if drop {
-            self.dropped += 1;
+            self.drop(now, seg);
             return;
         }
         let depart = if self.cfg.rate_bps == 0 {
@@ -139,7 +167,7 @@ impl Pipe {
                 self.departures.pop_front();
             }
             if self.cfg.queue_packets > 0 && self.departures.len() >= self.cfg.queue_packets {
-                self.dropped += 1;
+                self.drop(now, seg);
                 return;
             }
             let start = self.busy_until.max(now);
@@ -158,6 +186,13 @@ impl Pipe {
             });
         } else {
             self.fifo.push_back((at, seg));
+        }
+    }
+
+    fn drop(&mut self, now: Instant, seg: Segment) {
+        self.dropped += 1;
+        if self.log_drops {
+            self.dropped_log.push((now, seg));
         }
     }
 
