@@ -18,8 +18,8 @@ use std::fmt;
 
 /// Bounds that keep every run finite in time and memory; each is far beyond the studies'.
 const MAX_FLOWS: usize = 1000;
-/// One day of simulated time.
-const MAX_STOP: Duration = Duration::from_secs(86_400);
+/// Thirty days of simulated time.
+const MAX_STOP: Duration = Duration::from_secs(30 * 86_400);
 /// The shortest sampling or report interval.
 const MIN_INTERVAL: Duration = Duration::from_millis(1);
 /// The longest delay of a link, an ARQ retransmission or a TCP timer.

@@ -297,10 +297,27 @@ pub fn transport_parameters(s: &sc::Scenario) -> Result<Vec<(usize, Vec<(&'stati
             sc::Protocol::Tcp => {
                 let c = tcp_config(f)?;
                 let iw = c.initial_window.unwrap_or(airlink_transport::initial_window_segments(c.mss));
-                vec![
-                    ("preset", format!("{:?}", f.tcp.preset).to_lowercase()),
-                    ("congestion", format!("{:?}", c.congestion)),
-                    ("recovery", format!("{:?}", c.recovery)),
+                let preset = serde_json::to_value(f.tcp.preset).ok().and_then(|v| v.as_str().map(str::to_owned));
+                let mut rows = vec![
+                    ("preset", preset.unwrap_or_default()),
+                    ("congestion", congestion_name(f.congestion()).to_owned()),
+                    ("recovery", format!("{:?}", c.recovery).to_lowercase()),
+                ];
+                match &c.congestion {
+                    CongestionConfig::Cubic(k) => rows.extend([
+                        ("cubic.c", k.c.to_string()),
+                        ("cubic.beta", k.beta.to_string()),
+                        ("cubic.fast_convergence", k.fast_convergence.to_string()),
+                        ("cubic.reno_friendly", k.reno_friendly.to_string()),
+                    ]),
+                    CongestionConfig::Veno(v) => rows.extend([
+                        ("veno.beta", v.beta.to_string()),
+                        ("veno.random_loss_factor", v.random_loss_factor.to_string()),
+                    ]),
+                    CongestionConfig::Afc(a) => rows.push(("afc.rate_adjustment", a.rate_adjustment.to_string())),
+                    _ => {}
+                }
+                rows.extend([
                     ("mss", format!("{} B", c.mss)),
                     ("initial_window", format!("{iw} segments")),
                     ("initial_ssthresh", c.initial_ssthresh.map_or("unlimited".into(), |b| format!("{b} B"))),
@@ -315,7 +332,8 @@ pub fn transport_parameters(s: &sc::Scenario) -> Result<Vec<(usize, Vec<(&'stati
                     ("clock_granularity", c.clock_granularity.to_string()),
                     ("tick", c.tick.to_string()),
                     ("dupthresh", format!("{} duplicate ACKs", c.dupthresh)),
-                ]
+                ]);
+                rows
             }
             sc::Protocol::Dccp => {
                 let d = f.dccp.clone().unwrap_or_default();
@@ -337,8 +355,20 @@ fn pipe<P: Packet + Send + 'static>(name: &'static str, p: &sc::PipeConfig, seed
     BuiltLink { name, model: "pipe", link: Box::new(Pipe::new(pipe_params(p), RngStream::derive(seed, name))) }
 }
 
+/// The fastest trace-driven link: 10 Gbit/s on average, as the scenario's rates.
+const MAX_TRACE_RATE_BPS: f64 = 1e10;
+
 fn read_trace(t: &sc::TraceConfig) -> Result<airlink_link::Trace, BuildError> {
-    airlink_link::Trace::from_file(std::path::Path::new(&t.file)).map_err(|e| BuildError(format!("downlink.trace.file: {e}")))
+    let trace = airlink_link::Trace::from_file(std::path::Path::new(&t.file))
+        .map_err(|e| BuildError(format!("downlink.trace.file: {e}")))?;
+    if trace.mean_rate_bps() > MAX_TRACE_RATE_BPS {
+        return Err(BuildError(format!(
+            "downlink.trace.file: {}: a mean rate of {:.3e} bit/s: expected at most 10 Gbit/s",
+            t.file,
+            trace.mean_rate_bps()
+        )));
+    }
+    Ok(trace)
 }
 
 fn trace_link<P: Packet + Send + 'static>(t: &sc::TraceConfig) -> Result<BuiltLink<P>, BuildError> {
