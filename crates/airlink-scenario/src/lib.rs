@@ -77,8 +77,7 @@ fn check_name(name: &str) -> Result<(), String> {
     let bad = name.chars().find(|c| matches!(c, '/' | '\\') || c.is_control());
     if let Some(c) = bad {
         return Err(format!(
-            "{:?} has the character {c:?}: a name becomes a results folder's name, so expected letters, digits, spaces, '-', '_' or '.' (not first)",
-            name
+            "{name:?} has the character {c:?}: a name becomes a results folder's name, so expected no '/', '\\' or control characters"
         ));
     }
     if name.starts_with('.') || name.trim().is_empty() || name.len() > 100 {
