@@ -28,9 +28,9 @@ const MAX_DELAY: Duration = Duration::from_secs(3600);
 const MAX_RATE: u64 = 10_000_000_000;
 /// Datagrams per second a media source may send.
 const MAX_PACKET_RATE: f64 = 1e6;
-/// The most a queue or a link's delay line may hold: 1 GB.
-const MAX_BYTES: u64 = 1_000_000_000;
-const MAX_QUEUE_PACKETS: u32 = 1_000_000;
+/// The most packets a queue, a link's delay line or a TCP window may hold (each simulated
+/// packet takes about 250 B of memory, so this keeps each to about 125 MB).
+pub const MAX_PACKETS_HELD: u64 = 500_000;
 /// bins per second × sub-bands × sinusoids of the OFDM channel (the study's: 6·10⁵).
 const MAX_CHANNEL_WORK: f64 = 1e10;
 
@@ -59,14 +59,18 @@ fn check_rate(rate: units::Rate) -> Result<(), String> {
     Ok(())
 }
 
-fn check_queue(q: &units::QueueLimit) -> Result<(), String> {
+/// A queue holds at most [`MAX_PACKETS_HELD`] packets of the scenario's smallest (`min_packet`).
+fn check_queue(q: &units::QueueLimit, min_packet: u64) -> Result<(), String> {
     match *q {
-        units::QueueLimit::Packets(n) if n > MAX_QUEUE_PACKETS => {
-            Err(format!("{n} packets: expected at most {MAX_QUEUE_PACKETS} packets"))
+        units::QueueLimit::Packets(n) if n as u64 > MAX_PACKETS_HELD => {
+            Err(format!("{n} packets: expected at most {MAX_PACKETS_HELD} packets"))
         }
-        units::QueueLimit::Bytes(b) if b > MAX_BYTES => {
-            Err(format!("{}: expected at most {}", units::DataSize(b), units::DataSize(MAX_BYTES)))
-        }
+        units::QueueLimit::Bytes(b) if b / min_packet > MAX_PACKETS_HELD => Err(format!(
+            "{} holds up to {} packets of {min_packet} B: expected at most {MAX_PACKETS_HELD} packets, at most {}",
+            units::DataSize(b),
+            b / min_packet,
+            units::DataSize(MAX_PACKETS_HELD * min_packet)
+        )),
         _ => Ok(()),
     }
 }
@@ -247,6 +251,7 @@ impl Scenario {
             return Err((p(&["flow"]), "a scenario needs at least one [[flow]]".into()));
         }
         check_name(&self.name).map_err(|m| (p(&["name"]), m))?;
+        let min_packet = self.smallest_packet();
         if self.flow.len() > MAX_FLOWS {
             return Err((p(&["flow"]), format!("{} flows: expected at most {MAX_FLOWS}", self.flow.len())));
         }
@@ -265,7 +270,7 @@ impl Scenario {
             pipes.push((vec!["uplink", "pipe"], u));
         }
         for (table, pipe) in pipes {
-            pipe.validate().map_err(|(key, m)| (p(&[table.as_slice(), &[key]].concat()), m))?;
+            pipe.validate(min_packet).map_err(|(key, m)| (p(&[table.as_slice(), &[key]].concat()), m))?;
         }
         if let DownlinkConfig::Trace(t) = &self.downlink {
             let at = |k: &str| p(&["downlink", "trace", k]);
@@ -273,11 +278,11 @@ impl Scenario {
                 return Err((at("file"), "expected the path of a trace file, without NUL characters".into()));
             }
             within(at("delay"), t.delay.0, Duration::ZERO, MAX_DELAY, "a delay")?;
-            check_queue(&t.queue).map_err(|m| (at("queue"), m))?;
+            check_queue(&t.queue, min_packet).map_err(|m| (at("queue"), m))?;
         }
         if let DownlinkConfig::Ofdm4g(o) = &self.downlink {
             let at = |k: &str| p(&["downlink", "ofdm4g", k]);
-            check_queue(&o.queue).map_err(|m| (at("queue"), m))?;
+            check_queue(&o.queue, min_packet).map_err(|m| (at("queue"), m))?;
             count(at("bins_per_second"), o.bins_per_second, 1, 100_000, "bins per second")?;
             count(at("symbols_per_frame"), o.symbols_per_frame, 1, 100_000, "symbols per frame")?;
             count(at("subbands"), o.subbands, 1, 1024, "sub-bands")?;
@@ -380,23 +385,69 @@ impl Scenario {
     }
 }
 
+impl Scenario {
+    /// The smallest IP packet the flows put on a link: a TCP or DCCP acknowledgement (40 B),
+    /// or a UDP datagram (a VBR frame's last piece may be a single byte).
+    fn smallest_packet(&self) -> u64 {
+        self.flow
+            .iter()
+            .map(|f| match (f.protocol, f.app()) {
+                (Protocol::Udp, App::Cbr) => f.packet_size.map_or(1470, |p| p.0) + 28,
+                (Protocol::Udp, _) => 29,
+                _ => 40,
+            })
+            .min()
+            .unwrap_or(40)
+    }
+
+    /// The sum of every link's one-way delay, both directions.
+    fn one_way_delays(&self) -> Duration {
+        let down = match &self.downlink {
+            DownlinkConfig::Pipe(d) => d.delay.0,
+            DownlinkConfig::Trace(t) => t.delay.0,
+            DownlinkConfig::Ofdm4g(o) => o.arq_delay.0,
+        };
+        let up = match &self.uplink {
+            Some(UplinkConfig::Pipe(u)) => u.delay.0,
+            None => down,
+        };
+        let access = self.access.as_ref().map_or(Duration::ZERO, |a| a.delay.0);
+        self.wired.delay.0 + self.wired.delay.0 + access + access + down + up
+    }
+}
+
+impl FlowConfig {
+    /// Datagrams per second of a media source (cbr, vbr), if this flow has one.
+    fn media_packet_rate(&self) -> Option<f64> {
+        let payload = self.packet_size.map_or(1470, |p| p.0).max(1) as f64;
+        match self.app() {
+            App::Cbr => self.rate.map(|r| r.0 as f64 / 8.0 / payload),
+            App::Vbr => {
+                let pieces = self.frame_sizes.as_ref()?.iter().map(|f| (f.0 as f64 / payload).ceil().max(1.0)).fold(1.0, f64::max);
+                self.frame_rate.map(|fps| fps * pieces)
+            }
+            _ => None,
+        }
+    }
+}
+
 impl PipeConfig {
     /// Checks one pipe; the key returned is relative to the pipe's table.
-    fn validate(&self) -> Result<(), (&'static str, String)> {
+    fn validate(&self, min_packet: u64) -> Result<(), (&'static str, String)> {
         if let Some(r) = self.rate {
             check_rate(r).map_err(|m| ("rate", m))?;
         }
         if self.delay.0 > MAX_DELAY {
             return Err(("delay", format!("{}: expected a delay from 0 s to {MAX_DELAY}", self.delay.0)));
         }
-        check_queue(&self.queue).map_err(|m| ("queue", m))?;
+        check_queue(&self.queue, min_packet).map_err(|m| ("queue", m))?;
         // Packets in flight are held in the link's delay line.
         if let Some(r) = self.rate {
-            let in_flight = r.0 as f64 / 8.0 * self.delay.0.as_secs_f64();
-            if in_flight > MAX_BYTES as f64 {
+            let in_flight = r.0 as f64 / 8.0 * self.delay.0.as_secs_f64() / min_packet as f64;
+            if in_flight > MAX_PACKETS_HELD as f64 {
                 return Err((
                     "delay",
-                    format!("{} at {r} keeps {in_flight:.3e} B in flight: expected at most {} (rate × delay)", self.delay.0, units::DataSize(MAX_BYTES)),
+                    format!("{} at {r} keeps up to {in_flight:.0} packets of {min_packet} B in flight: expected at most {MAX_PACKETS_HELD} (lower the rate × delay)", self.delay.0),
                 ));
             }
         }
@@ -506,6 +557,16 @@ impl FlowConfig {
                 return Err((p(&["frame_rate"]), format!("up to {:.0} datagrams/s: expected at most {MAX_PACKET_RATE:.0}", fps * pieces)));
             }
         }
+        let delays = scenario.one_way_delays();
+        if let Some(pps) = self.media_packet_rate() {
+            let held = pps * delays.as_secs_f64();
+            if held > MAX_PACKETS_HELD as f64 {
+                let key = if self.app() == App::Cbr { "rate" } else { "frame_rate" };
+                return Err((p(&[key]), format!(
+                    "this source's {pps:.0} datagrams/s over the path's {delays} of delay are {held:.0} packets in flight: expected at most {MAX_PACKETS_HELD}"
+                )));
+            }
+        }
         if !self.report_interval.0.is_zero() {
             within(p(&["report_interval"]), self.report_interval.0, MIN_INTERVAL, MAX_STOP, "a report interval (or 0 s: none)")?;
         }
@@ -569,6 +630,10 @@ impl FlowConfig {
         if let Some(w) = self.tcp.rwnd {
             if w.0 == 0 || w.0 > 1 << 30 {
                 return Err((at("rwnd"), format!("{w}: expected 1 B to 1 GiB (RFC 7323's largest window)")));
+            }
+            let mss = self.tcp.mtu.unwrap_or(1500).saturating_sub(if self.tcp.timestamps == Some(true) { 52 } else { 40 }).max(1) as u64;
+            if w.0 / mss > MAX_PACKETS_HELD {
+                return Err((at("rwnd"), format!("{w} is {} segments of {mss} B: expected at most {MAX_PACKETS_HELD} segments", w.0 / mss)));
             }
         }
         if self.tcp.initial_window.is_some_and(|w| w > 1000) || self.tcp.ack_every.is_some_and(|a| a > 1000) {

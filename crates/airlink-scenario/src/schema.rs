@@ -711,7 +711,7 @@ pub struct TcpParams {
     /// Receive buffer (advertised window). Default: one that does not bind, the larger of
     /// 6 MiB (Linux's largest autotuned receive buffer, `tcp_rmem[2]`) and twice what the
     /// path holds (its bandwidth-delay product plus its queues), at most 1 GiB (RFC 7323's
-    /// largest window); filled in when the scenario is built.
+    /// largest window) and 500000 segments; filled in when the scenario is built.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rwnd: Option<DataSize>,
     /// Acknowledge every n-th full segment. Default 2.

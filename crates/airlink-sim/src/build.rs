@@ -194,9 +194,11 @@ impl PathSize {
 /// The receive window of a TCP flow whose scenario sets none: never the limit. The larger of
 /// Linux's largest autotuned buffer and twice what the path holds (bandwidth-delay product
 /// plus queues), in whole KiB, at most RFC 7323's 1 GiB.
-fn default_rwnd(path: &PathSize) -> u64 {
+/// Never more than `MAX_PACKETS_HELD` segments, which bounds the memory of a window.
+fn default_rwnd(path: &PathSize, mss: u32) -> u64 {
     let holds = path.bdp_bytes().unwrap_or(0) + path.queued_bytes;
-    (2 * holds).div_ceil(1024).saturating_mul(1024).clamp(LINUX_RMEM_MAX, MAX_WINDOW)
+    let most = MAX_WINDOW.min(sc::MAX_PACKETS_HELD * mss as u64);
+    (2 * holds).div_ceil(1024).saturating_mul(1024).max(LINUX_RMEM_MAX).min(most)
 }
 
 /// The scenario with every default that depends on other values filled in: the uplink (when
@@ -209,7 +211,10 @@ pub fn resolve(s: &sc::Scenario) -> Result<sc::Scenario, BuildError> {
     let Some(sc::UplinkConfig::Pipe(up)) = &r.uplink else { unreachable!("filled in above") };
     let path = path_size(&r, up)?;
     for f in r.flow.iter_mut().filter(|f| f.protocol == sc::Protocol::Tcp) {
-        f.tcp.rwnd.get_or_insert(sc::units::DataSize(default_rwnd(&path)));
+        if f.tcp.rwnd.is_none() {
+            let mss = tcp_config(f)?.mss;
+            f.tcp.rwnd = Some(sc::units::DataSize(default_rwnd(&path, mss)));
+        }
     }
     Ok(r)
 }
