@@ -32,7 +32,7 @@ const MAX_PACKET_RATE: f64 = 1e6;
 /// packet takes about 250 B of memory, so this keeps each to about 125 MB).
 pub const MAX_PACKETS_HELD: u64 = 500_000;
 /// bins per second × sub-bands × sinusoids of the OFDM channel (the study's: 6·10⁵).
-const MAX_CHANNEL_WORK: f64 = 1e10;
+const MAX_CHANNEL_WORK: f64 = 1e8;
 
 type Invalid = (Vec<String>, String);
 
@@ -339,7 +339,7 @@ impl Scenario {
             if work > MAX_CHANNEL_WORK {
                 return Err((
                     p(&["downlink", "ofdm4g", "bins_per_second"]),
-                    format!("bins_per_second × subbands × sinusoids is {work:e}: expected at most {MAX_CHANNEL_WORK:e} (about 10⁴ times the study's)"),
+                    format!("bins_per_second × subbands × sinusoids is {work:e}: expected at most {MAX_CHANNEL_WORK:e} (about 170 times the study's)"),
                 ));
             }
         }
