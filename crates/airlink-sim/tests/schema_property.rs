@@ -206,14 +206,16 @@ fn scenario(dir: std::path::PathBuf) -> impl Strategy<Value = String> {
 }
 
 /// An upper bound on the events of a 2 s run of an accepted scenario, from the domain: every
-/// packet costs a few events per link it crosses, and a link of rate r carries at most
-/// r / (8 · 40 B) packets a second (40 B: the smallest IP packet the flows send); the OFDM
+/// packet costs a few events per link it crosses, and the links of rate r together carry at
+/// most Σ r / (8 · 40 B) packets a second (40 B: the smallest IP packet the flows send); the OFDM
 /// downlink also has its slots, sources their datagrams, and the sampler its ticks.
 fn event_bound(s: &Scenario) -> u64 {
     let resolved = airlink_sim::build::resolve(s).unwrap();
     let link_pps = |bps: u64| bps as f64 / (8.0 * 40.0);
     let capacity = airlink_sim::build::downlink_capacity_bps(&resolved).unwrap().unwrap_or(0);
-    let mut pps = link_pps(capacity);
+    let Some(airlink_scenario::UplinkConfig::Pipe(up)) = &resolved.uplink else { unreachable!("resolved") };
+    let pipes = [Some(&resolved.wired), resolved.access.as_ref(), Some(up)];
+    let mut pps = link_pps(capacity) + pipes.iter().flatten().filter_map(|p| p.rate).map(|r| link_pps(r.0)).sum::<f64>();
     if let airlink_scenario::DownlinkConfig::Ofdm4g(o) = &resolved.downlink {
         pps += o.bins_per_second as f64 * 2.0;
     }
