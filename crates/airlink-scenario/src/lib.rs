@@ -375,10 +375,10 @@ impl Scenario {
         let down_rated = self.wired.rate.is_some()
             || self.access.as_ref().is_some_and(|a| a.rate.is_some())
             || !matches!(&self.downlink, DownlinkConfig::Pipe(d) if d.rate.is_none());
-        if !down_rated {
+        if !down_rated && self.one_way_delays() < MIN_INTERVAL {
             return Err((
                 p(&["downlink", "pipe", "rate"]),
-                "the path to the client has no rate anywhere (wired, access or downlink): expected a `rate` on the downlink pipe".into(),
+                format!("the path has no rate anywhere (wired, access or downlink) and a round trip below {MIN_INTERVAL}: expected a `rate` on the downlink pipe or a delay"),
             ));
         }
         Ok(())

@@ -123,8 +123,8 @@ fn default_sample_interval() -> Time {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PipeConfig {
-    /// Serialisation rate; absent means unlimited (no queueing). The path to the client needs
-    /// a rate somewhere (wired, access or a pipe downlink), or it would have no bottleneck.
+    /// Serialisation rate; absent means unlimited (no queueing). A path without a rate anywhere
+    /// (wired, access, downlink) needs a round trip of at least 1 ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
     /// One-way propagation delay. Default 0.
