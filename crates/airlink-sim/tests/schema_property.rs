@@ -71,7 +71,8 @@ fn probability() -> impl Strategy<Value = String> {
 
 fn pipe(name: &str, must_rate: bool) -> impl Strategy<Value = String> {
     let name = name.to_string();
-    (proptest::option::weighted(if must_rate { 1.0 } else { 0.6 }, rate()), duration(20.0), queue(), probability(), probability())
+    let rate = if must_rate { rate().prop_map(Some).boxed() } else { proptest::option::weighted(0.6, rate()).boxed() };
+    (rate, duration(20.0), queue(), probability(), probability())
         .prop_map(move |(rate, delay, queue, loss, ber)| {
             let mut t = format!("[{name}]\ndelay = \"{delay}\"\nqueue = {queue}\nloss = {loss}\n");
             // Bit errors on most links would lose nearly every packet; keep them rare.
