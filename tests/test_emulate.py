@@ -313,7 +313,7 @@ def test_trace_link_runs_in_emulation_and_bad_traces_are_refused(tmp_path: Path)
     bad = tmp_path / "cut.trace"
     bad.write_text("1\n2\n3x", encoding="utf-8")
     bad_text = text.replace(str(trace), str(bad))
-    with pytest.raises(_core.ScenarioError, match=r"cut\.trace:3: \"3x\" is not a timestamp: expected a non-negative integer"):
+    with pytest.raises(_core.ScenarioError, match=r"cut\.trace:3: column 2: not a digit; expected a non-negative integer"):
         _core.Emulation(bad_text, "s.toml")
     with pytest.raises(_core.ScenarioError, match="cannot read the trace"):
         _core.Emulation(text.replace(str(trace), str(tmp_path / "missing.trace")), "s.toml")

@@ -47,10 +47,14 @@ LOSSY_TCP = 'stop = "60 s"' + LOSSY_LINK + """
 protocol = "tcp"
 congestion = "veno"
 bytes = "1500 kB"
+[flow.tcp]
+rwnd = "64 KiB"
 [[flow]]
 protocol = "tcp"
 congestion = "afc"
 bytes = "1500 kB"
+[flow.tcp]
+rwnd = "64 KiB"
 """
 
 DATAGRAMS = """

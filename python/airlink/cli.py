@@ -17,6 +17,7 @@ import click
 
 from airlink import _core, runner
 from airlink.atomic import FolderExistsError
+from airlink.scenarios import read_scenario_text
 from airlink.studies import STUDIES
 from airlink.summary_text import format_flows, format_summary
 from airlink.version import version
@@ -80,7 +81,9 @@ def run(scenario: Path, seed: int | None, overrides: tuple[str, ...], out: Path 
     events); it appears only when complete.
     """
     loaded = runner.load(scenario, seed=seed, overrides=overrides)
-    out = out or Path("results") / f"{loaded.name}-seed{loaded.seed}"
+    _print_warnings(scenario, overrides)
+    out = out or _default_results_folder(loaded.name, loaded.seed)
+    _guard_force(out, force)
     command = click.get_current_context().meta.get("airlink.argv", sys.argv)
     result = runner.execute(loaded, out=out, force=force, command=command)
     if as_json:
@@ -90,18 +93,103 @@ def run(scenario: Path, seed: int | None, overrides: tuple[str, ...], out: Path 
         click.echo(f"results: {out}")
 
 
+RESULTS = Path("results")
+
+
+def _default_results_folder(name: str, seed: int) -> Path:
+    """results/<name>-seed<N>. Validation already refuses names with separators, NUL or a
+    leading dot; this checks again that the folder is a direct child of results/."""
+    out = RESULTS / f"{name}-seed{seed}"
+    if out.parent != RESULTS or out.name != f"{name}-seed{seed}" or out.name.startswith("."):
+        raise _core.ScenarioError(f"name {name!r}: expected a plain folder name")
+    return out
+
+
+def _guard_force(out: Path, force: bool) -> None:
+    """--force replaces only what airlink wrote: a results folder (with its manifest) or an
+    empty folder, never any other folder the path happens to name."""
+    if force and out.is_dir() and any(out.iterdir()) and not (out / "manifest.json").is_file():
+        raise FolderExistsError(f"{out} exists and is not an airlink results folder (no manifest.json): "
+                                "--force replaces only results folders; choose another --out")
+
+
+def _print_warnings(scenario: Path, overrides: tuple[str, ...]) -> list[str]:
+    """The scenario's self-limiting settings (see airlink_sim::build::warnings), on stderr."""
+    warnings = _core.scenario_warnings(read_scenario_text(scenario), str(scenario), list(overrides))
+    for w in warnings:
+        click.echo(f"warning: {w}", err=True)
+    return warnings
+
+
+def _error_json(scenario: Path, message: str) -> dict[str, Any]:
+    """A ScenarioError's text (file:line:col: message, then the line and a caret) as fields."""
+    import re
+
+    first, *rest = message.split("\n", 1)
+    place = re.match(r"^(?P<file>.*?):(?P<line>\d+):(?P<column>\d+): (?P<message>.*)$", first)
+    fields: dict[str, Any] = {"file": str(scenario), "line": None, "column": None, "message": first}
+    if place:
+        fields.update(file=place["file"], line=int(place["line"]), column=int(place["column"]),
+                      message=place["message"])
+    elif first.startswith(f"{scenario}: "):
+        fields["message"] = first[len(f"{scenario}: "):]
+    elif ": " in first:
+        fields["file"], fields["message"] = first.split(": ", 1)
+    fields["text"] = message
+    return {"scenario": str(scenario), "valid": False, "error": fields}
+
+
+def _transport_comments(rows: list[tuple[int, list[tuple[str, str]]]]) -> str:
+    lines = ["", "# The transport each flow runs with: the preset's values, the scenario's over them."]
+    for i, kv in rows:
+        lines.append(f"# flow {i}: " + ", ".join(f"{k} = {v}" for k, v in kv))
+    return "\n".join(lines) + "\n"
+
+
 @cli.command()
 @scenario_argument
 @set_option
 @json_option
 def check(scenario: Path, overrides: tuple[str, ...], as_json: bool) -> None:
-    """Validate SCENARIO and print it resolved, defaults filled in (TOML)."""
-    resolved = _core.check_scenario(scenario.read_text(encoding="utf-8"), str(scenario), list(overrides))
+    """Validate SCENARIO and print every effective value (TOML): defaults filled in, and each
+    flow's transport parameters as comments. Warnings go to stderr."""
+    try:
+        text = read_scenario_text(scenario)
+        resolved = _core.check_scenario(text, str(scenario), list(overrides))
+        transport = _core.transport_parameters(text, str(scenario), list(overrides))
+        warnings = _core.scenario_warnings(text, str(scenario), list(overrides))
+    except _core.ScenarioError as e:
+        if not as_json:
+            raise
+        click.echo(json.dumps(_error_json(scenario, str(e)), indent=2))
+        sys.exit(EXIT_BAD_INPUT)
     if as_json:
-        click.echo(json.dumps({"scenario": str(scenario), "valid": True, "resolved": tomllib.loads(resolved)}, indent=2))
+        click.echo(json.dumps({"scenario": str(scenario), "valid": True, "resolved": tomllib.loads(resolved),
+                               "transport": [{"flow": i, **dict(kv)} for i, kv in transport],
+                               "warnings": warnings}, indent=2))
     else:
         click.echo(f"{scenario}: valid", err=True)
+        for w in warnings:
+            click.echo(f"warning: {w}", err=True)
         click.echo(resolved, nl=not resolved.endswith("\n"))
+        click.echo(_transport_comments(transport), nl=False)
+
+
+@cli.command()
+@click.argument("prefix", required=False, default="")
+@json_option
+def keys(prefix: str, as_json: bool) -> None:
+    """List every scenario key (or those starting with PREFIX): what it accepts, with units,
+    its default and what it means. N stands for a flow's index."""
+    rows = [k for k in json.loads(_core.scenario_keys()) if k["key"].startswith(prefix)]
+    if not rows:
+        raise click.BadParameter(f"no scenario key starts with {prefix!r}", param_hint="PREFIX")
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for k in rows:
+        default = "" if k["default"] is None else f"  (default {k['default']})"
+        click.echo(f"{k['key']}{default}\n    accepts: {k['accepts']}\n    {k['doc']}")
 
 
 def _parse_limits(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...] | None:
@@ -294,6 +382,9 @@ def emulate(scenario: Path, server_cmd: str | None, client_cmd: str | None, seed
 
     if server_cmd and not client_cmd:
         raise click.UsageError("--server needs --client (with neither, the scenario's flows run with airlink's own transports)")
+    _print_warnings(scenario, overrides)
+    if out is not None:
+        _guard_force(out, force)
     command = click.get_current_context().meta.get("airlink.argv", sys.argv)
     result = emulation.emulate(
         scenario, client=client_cmd, server=server_cmd, out=out, seed=seed, overrides=overrides, force=force,

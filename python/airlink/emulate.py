@@ -40,6 +40,7 @@ from tqdm import tqdm
 from airlink import _core
 from airlink.atomic import atomic_folder, ensure_writable
 from airlink.results import MANIFEST, SUMMARY, ParquetSink, make_manifest, write_json
+from airlink.scenarios import read_scenario_text
 from airlink.version import version
 
 ScenarioPath = str | os.PathLike[str]
@@ -79,7 +80,7 @@ def _kernel() -> dict[str, str]:
 def _start(scenario: ScenarioPath, *, seed: int | None, overrides: Sequence[str], pcap_dir: Path | None,
            snaplen: int, realtime: bool) -> tuple[_core.Emulation, str]:
     source = os.fspath(scenario)
-    text = Path(source).read_text(encoding="utf-8")
+    text = read_scenario_text(source)
     emu = _core.Emulation(text, source, seed, list(overrides), None if pcap_dir is None else str(pcap_dir), snaplen, realtime)
     return emu, source
 

@@ -22,6 +22,7 @@ from airlink.results import (
     read_results,
     write_json,
 )
+from airlink.scenarios import read_scenario_text
 from airlink.units import parse_duration_ns
 from airlink.version import version
 
@@ -48,7 +49,7 @@ class LoadedScenario:
 def load(scenario: ScenarioPath, *, seed: int | None = None, overrides: Sequence[str] = ()) -> LoadedScenario:
     """Parses, validates and builds a scenario; raises ``ScenarioError`` before anything is written."""
     source = os.fspath(scenario)
-    text = Path(source).read_text(encoding="utf-8")
+    text = read_scenario_text(source)
     sim = _core.Simulation(text, source, seed, list(overrides), True)
     return LoadedScenario(sim=sim, source=source, overrides=list(overrides))
 

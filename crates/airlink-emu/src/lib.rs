@@ -155,6 +155,9 @@ impl Emulation {
                     .into(),
             ));
         }
+        // The defaults that depend on other values (uplink, receive window), as in simulation.
+        let resolved = airlink_sim::build::resolve(s).map_err(|e| EmuError::Build(e.0))?;
+        let s = &resolved;
         let links = airlink_sim::build::scenario_links::<EmuPacket>(s).map_err(|e| EmuError::Build(e.0))?;
         let e = &s.emulation;
         // Output files first: a bad path is refused before anything is created.

@@ -20,6 +20,11 @@ use airlink_engine::{Duration, Instant};
 use std::collections::VecDeque;
 use std::fmt;
 
+/// The largest trace file read: 64 MiB (about 8 million opportunities).
+pub const MAX_TRACE_BYTES: u64 = 64 << 20;
+/// The largest timestamp: 30 days, the longest run.
+pub const MAX_TIMESTAMP_MS: u64 = 30 * 86_400_000;
+
 /// Bytes one delivery opportunity can carry.
 pub const OPPORTUNITY_BYTES: u32 = 1500;
 
@@ -70,9 +75,15 @@ impl Trace {
         for (i, raw) in body.lines().enumerate() {
             let line = raw.trim();
             let n = i + 1;
-            let t: u64 = line.parse().map_err(|_| {
-                let shown: String = line.chars().take(40).collect();
-                err(Some(n), format!("\"{shown}\" is not a timestamp: expected a non-negative integer number of milliseconds"))
+            // The line itself is never shown: a path may name a file that is no trace at all.
+            let t: u64 = line.parse().ok().filter(|t| *t <= MAX_TIMESTAMP_MS).ok_or_else(|| {
+                let found = match line.chars().position(|c| !c.is_ascii_digit()) {
+                    _ if n == 1 => "this is not a Mahimahi trace: its first line is not".to_owned(),
+                    Some(col) => format!("column {}: not a digit; expected", col + 1),
+                    None if line.is_empty() => "an empty line; expected".to_owned(),
+                    None => format!("a number above {MAX_TIMESTAMP_MS}; expected"),
+                };
+                err(Some(n), format!("{found} a non-negative integer number of milliseconds (at most {MAX_TIMESTAMP_MS})"))
             })?;
             if let Some(&prev) = stamps.last() {
                 if t < prev {
@@ -88,11 +99,35 @@ impl Trace {
         Ok(Trace { offsets_ms: stamps, period_ms })
     }
 
-    /// Reads and parses a trace file.
+    /// Reads and parses a trace file: a regular file (not a FIFO or a device, which could
+    /// block or never end) of at most [`MAX_TRACE_BYTES`], in UTF-8.
     pub fn from_file(path: &std::path::Path) -> Result<Trace, TraceError> {
+        use std::io::Read;
         let source = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| TraceError { source: source.clone(), line: None, message: format!("cannot read the trace: {e}") })?;
+        let err = |message: String| TraceError { source: source.clone(), line: None, message };
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true);
+        #[cfg(unix)]
+        {
+            // Opening a FIFO for reading blocks until a writer appears; without waiting, the
+            // type check below refuses it.
+            use std::os::unix::fs::OpenOptionsExt;
+            options.custom_flags(libc::O_NONBLOCK);
+        }
+        let file = options.open(path).map_err(|e| err(format!("cannot read the trace: {e}")))?;
+        let meta = file.metadata().map_err(|e| err(format!("cannot read the trace: {e}")))?;
+        if !meta.is_file() {
+            return Err(err("not a regular file: expected a trace file".into()));
+        }
+        if meta.len() > MAX_TRACE_BYTES {
+            return Err(err(format!("{} bytes: expected a trace of at most {MAX_TRACE_BYTES} bytes", meta.len())));
+        }
+        let mut bytes = Vec::new();
+        file.take(MAX_TRACE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| err(format!("cannot read the trace: {e}")))?;
+        if bytes.len() as u64 > MAX_TRACE_BYTES {
+            return Err(err(format!("expected a trace of at most {MAX_TRACE_BYTES} bytes")));
+        }
+        let text = String::from_utf8(bytes).map_err(|_| err("this is not a Mahimahi trace: it is not text".into()))?;
         Trace::parse(&text, &source)
     }
 
@@ -289,7 +324,12 @@ mod tests {
     fn refuses_bad_traces_with_the_line_and_what_was_expected() {
         let e = Trace::parse("1\n2\nx3\n4\n", "a.trace").unwrap_err();
         assert_eq!(e.line, Some(3));
-        assert!(e.to_string().starts_with("a.trace:3: \"x3\" is not a timestamp: expected a non-negative integer"), "{e}");
+        assert!(e.to_string().starts_with("a.trace:3: column 1: not a digit; expected a non-negative integer"), "{e}");
+        // Not a trace at all: nothing of the file is shown.
+        let e = Trace::parse("root:$6$secret:19000:0:99999:7:::\n", "/etc/shadow").unwrap_err();
+        assert!(!e.to_string().contains("secret") && !e.to_string().contains("root"), "{e}");
+        assert!(e.message.contains("not a Mahimahi trace"), "{e}");
+        assert!(Trace::parse("1\n99999999999999\n", "big").unwrap_err().message.contains("at most"));
         // A file cut in the middle of a line.
         let e = Trace::parse("10\n20\n3", "cut.trace").unwrap_err();
         assert_eq!(e.line, Some(3));
@@ -302,6 +342,30 @@ mod tests {
         assert!(Trace::parse("-1\n2\n", "neg").is_err());
         // Trailing newlines are fine.
         assert!(Trace::parse("1\n2\n\n\n", "ok").is_ok());
+    }
+
+    #[test]
+    fn only_regular_files_of_bounded_size_are_read() {
+        use std::path::Path;
+        let e = Trace::from_file(Path::new("/dev/zero")).unwrap_err();
+        assert!(e.message.contains("not a regular file"), "{e}");
+        let dir = std::env::temp_dir().join(format!("airlink-trace-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // A FIFO without a writer: refused at once instead of blocking.
+        let fifo = dir.join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(Trace::from_file(&fifo).unwrap_err().message.contains("not a regular file"));
+        let big = dir.join("big.trace");
+        std::fs::File::create(&big).unwrap().set_len(MAX_TRACE_BYTES + 1).unwrap();
+        assert!(Trace::from_file(&big).unwrap_err().message.contains("at most"));
+        let binary = dir.join("binary.trace");
+        std::fs::write(&binary, [0xff, 0xfe, b'\n']).unwrap();
+        assert!(Trace::from_file(&binary).unwrap_err().message.contains("not text"));
+        let good = dir.join("good.trace");
+        std::fs::write(&good, "1\n2\n").unwrap();
+        assert_eq!(Trace::from_file(&good).unwrap().opportunities(), 2);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

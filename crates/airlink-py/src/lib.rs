@@ -25,7 +25,9 @@ fn load(text: &str, source: &str, seed: Option<u64>, overrides: Vec<String>) -> 
     if let Some(seed) = seed {
         scenario.seed = seed;
     }
-    Ok(scenario)
+    // Defaults that depend on other values (a symmetric uplink, the receive window) are filled
+    // in here, so manifests, `check` and emulation all see the values that run.
+    airlink_sim::build::resolve(&scenario).map_err(|e| ScenarioError::new_err(e.to_string()))
 }
 
 fn build(s: &Scenario, record: bool) -> PyResult<airlink_sim::Simulation> {
@@ -123,6 +125,32 @@ fn check_scenario(text: &str, source: &str, overrides: Vec<String>) -> PyResult<
     let scenario = load(text, source, None, overrides)?;
     build(&scenario, false)?;
     Ok(scenario.to_toml())
+}
+
+/// What a checked scenario leaves to each flow's transport: [(flow index, [(key, value)])],
+/// the preset's values with the scenario's over them.
+#[pyfunction]
+#[pyo3(signature = (text, source, overrides=Vec::new()))]
+fn transport_parameters(text: &str, source: &str, overrides: Vec<String>) -> PyResult<Vec<(usize, Vec<(String, String)>)>> {
+    let scenario = load(text, source, None, overrides)?;
+    let rows = airlink_sim::build::transport_parameters(&scenario).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    Ok(rows.into_iter().map(|(i, kv)| (i, kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())).collect())
+}
+
+/// Every scenario key with what it accepts, its default and its documentation, as JSON.
+#[pyfunction]
+fn scenario_keys() -> String {
+    serde_json::to_string(&airlink_scenario::keys::keys()).expect("keys serialise")
+}
+
+/// Warnings about a valid scenario that limits itself in a way its author probably did not
+/// mean (an uplink too slow for the ACKs, a receive window below the bandwidth-delay product,
+/// certain loss).
+#[pyfunction]
+#[pyo3(signature = (text, source, overrides=Vec::new()))]
+fn scenario_warnings(text: &str, source: &str, overrides: Vec<String>) -> PyResult<Vec<String>> {
+    let scenario = load(text, source, None, overrides)?;
+    airlink_sim::build::warnings(&scenario).map_err(|e| ScenarioError::new_err(e.to_string()))
 }
 
 /// Engine benchmark: a hold model of `population` pending events for `n` pops; returns the
@@ -417,6 +445,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(run_summary, m)?)?;
     m.add_function(wrap_pyfunction!(check_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(transport_parameters, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_warnings, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_keys, m)?)?;
     m.add_function(wrap_pyfunction!(bench_event_queue, m)?)?;
     m.add_function(wrap_pyfunction!(dumbbell_scenario, m)?)?;
     Ok(())

@@ -8,11 +8,129 @@
 //! This crate holds the user-facing schema only; the simulation driver maps it onto the model
 //! crates' own configuration types.
 
+pub mod keys;
 mod schema;
 pub mod units;
 
 pub use schema::*;
+use airlink_engine::Duration;
 use std::fmt;
+
+/// Bounds that keep every run finite in time and memory; each is far beyond the studies'.
+const MAX_FLOWS: usize = 1000;
+/// Thirty days of simulated time.
+const MAX_STOP: Duration = Duration::from_secs(30 * 86_400);
+/// The shortest sampling or report interval.
+const MIN_INTERVAL: Duration = Duration::from_millis(1);
+/// The longest delay of a link, an ARQ retransmission or a TCP timer.
+const MAX_DELAY: Duration = Duration::from_secs(3600);
+/// The fastest link or source: 10 Gbit/s.
+const MAX_RATE: u64 = 10_000_000_000;
+/// Datagrams per second a media source may send.
+const MAX_PACKET_RATE: f64 = 1e6;
+/// The most packets a queue, a link's delay line or a TCP window may hold (each simulated
+/// packet takes about 250 B of memory, so this keeps each to about 125 MB).
+pub const MAX_PACKETS_HELD: u64 = 500_000;
+/// bins per second × sub-bands × sinusoids of the OFDM channel (the study's: 6·10⁵).
+const MAX_CHANNEL_WORK: f64 = 1e8;
+
+type Invalid = (Vec<String>, String);
+
+/// `value` within [lo, hi] (durations), else an error at `path`.
+fn within(path: Vec<String>, value: Duration, lo: Duration, hi: Duration, what: &str) -> Result<(), Invalid> {
+    if value < lo || value > hi {
+        return Err((path, format!("{value}: expected {what} from {lo} to {hi}")));
+    }
+    Ok(())
+}
+
+/// A whole number within [lo, hi], else an error at `path`.
+fn count(path: Vec<String>, value: u32, lo: u32, hi: u32, what: &str) -> Result<(), Invalid> {
+    if value < lo || value > hi {
+        return Err((path, format!("{value}: expected {lo} to {hi} {what}")));
+    }
+    Ok(())
+}
+
+fn check_rate(rate: units::Rate) -> Result<(), String> {
+    if rate.0 > MAX_RATE {
+        return Err(format!("{rate}: expected at most {}", units::Rate(MAX_RATE)));
+    }
+    Ok(())
+}
+
+/// A queue holds at most [`MAX_PACKETS_HELD`] packets of the scenario's smallest (`min_packet`).
+fn check_queue(q: &units::QueueLimit, min_packet: u64) -> Result<(), String> {
+    match *q {
+        units::QueueLimit::Packets(n) if n as u64 > MAX_PACKETS_HELD => {
+            Err(format!("{n} packets: expected at most {MAX_PACKETS_HELD} packets"))
+        }
+        units::QueueLimit::Bytes(b) if b / min_packet > MAX_PACKETS_HELD => Err(format!(
+            "{} holds up to {} packets of {min_packet} B: expected at most {MAX_PACKETS_HELD} packets, at most {}",
+            units::DataSize(b),
+            b / min_packet,
+            units::DataSize(MAX_PACKETS_HELD * min_packet)
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A scenario's name names its results folder (`results/<name>-seed<N>`), so it must be one
+/// plain folder name: no separators, no NUL or control characters, no leading dot.
+fn check_name(name: &str) -> Result<(), String> {
+    let bad = name.chars().find(|c| matches!(c, '/' | '\\') || c.is_control());
+    if let Some(c) = bad {
+        return Err(format!(
+            "{name:?} has the character {c:?}: a name becomes a results folder's name, so expected no '/', '\\' or control characters"
+        ));
+    }
+    if name.starts_with('.') || name.trim().is_empty() || name.len() > 100 {
+        return Err(format!(
+            "{name:?}: a name becomes a results folder's name, so expected 1 to 100 characters, not starting with '.'"
+        ));
+    }
+    Ok(())
+}
+
+/// A folder-safe name made from a file name: characters other than letters, digits, `-`, `_`
+/// and `.` become `_`, and a leading dot is dropped.
+fn slug(stem: &str) -> String {
+    let s: String = stem
+        .chars()
+        .map(|c| if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' })
+        .take(100)
+        .collect();
+    let s = s.trim_start_matches('.');
+    if s.is_empty() { "scenario".into() } else { s.into() }
+}
+
+/// The deserializer's messages in a scenario writer's terms rather than Rust's type names.
+fn user_terms(message: &str) -> String {
+    let mut m = message.to_owned();
+    for (rust, user) in [
+        ("expected u8", "expected a whole number from 0 to 255"),
+        ("expected u16", "expected a whole number from 0 to 65535"),
+        ("expected u32", "expected a whole number from 0 to 4294967295"),
+        ("expected u64", "expected a whole number"),
+        ("expected usize", "expected a whole number"),
+        ("expected i64", "expected a whole number"),
+        ("expected f64", "expected a number"),
+        ("expected f32", "expected a number"),
+        ("a sequence", "a list"),
+        ("expected a map", "expected a table"),
+        ("invalid type: map", "invalid type: table"),
+        ("invalid type: sequence", "invalid type: list"),
+        ("expected a boolean", "expected true or false"),
+    ] {
+        m = m.replace(rust, user);
+    }
+    // `expected struct PipeConfig` and the like: every struct is a table of the file.
+    while let Some(at) = m.find("struct ") {
+        let end = m[at + 7..].find(|c: char| !c.is_alphanumeric()).map_or(m.len(), |e| at + 7 + e);
+        m.replace_range(at..end, "a table");
+    }
+    m
+}
 
 /// Why a scenario was refused.
 #[derive(Clone, Debug, PartialEq)]
@@ -70,7 +188,7 @@ impl Scenario {
     /// `name` is taken from it.
     pub fn from_toml(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
         let mut scenario: Scenario = toml::from_str(text)
-            .map_err(|e| ScenarioError::at(source, text, e.span(), e.message().trim().to_owned()))?;
+            .map_err(|e| ScenarioError::at(source, text, e.span(), user_terms(e.message().trim())))?;
         // A trace file is named relative to the scenario file, so scenarios travel with their
         // traces; the resolved scenario keeps the path it was found at.
         if let (DownlinkConfig::Trace(t), Some(dir)) = (&mut scenario.downlink, std::path::Path::new(source).parent()) {
@@ -79,9 +197,8 @@ impl Scenario {
             }
         }
         if scenario.name.is_empty() {
-            scenario.name = std::path::Path::new(source)
-                .file_stem()
-                .map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
+            let stem = std::path::Path::new(source).file_stem().map(|s| s.to_string_lossy().into_owned());
+            scenario.name = slug(stem.as_deref().unwrap_or(""));
         }
         scenario.validate().map_err(|(path, message)| {
             let span = find_key_span(text, &path);
@@ -116,7 +233,7 @@ impl Scenario {
             set_path(&mut doc, key.trim(), parse_override_value(value.trim()))?;
         }
         let text = toml::to_string(&doc).expect("a table always serialises");
-        let scenario: Scenario = toml::from_str(&text).map_err(|e| e.message().trim().to_owned())?;
+        let scenario: Scenario = toml::from_str(&text).map_err(|e| user_terms(e.message().trim()))?;
         scenario.validate().map_err(|(path, message)| format!("{}: {message}", path.join(".")))?;
         Ok(scenario)
     }
@@ -133,16 +250,45 @@ impl Scenario {
         if self.flow.is_empty() {
             return Err((p(&["flow"]), "a scenario needs at least one [[flow]]".into()));
         }
+        check_name(&self.name).map_err(|m| (p(&["name"]), m))?;
+        let min_packet = self.smallest_packet();
+        if self.flow.len() > MAX_FLOWS {
+            return Err((p(&["flow"]), format!("{} flows: expected at most {MAX_FLOWS}", self.flow.len())));
+        }
+        within(p(&["stop"]), self.stop.0, Duration::from_nanos(1), MAX_STOP, "the stop time")?;
+        if !self.sample_interval.0.is_zero() {
+            within(p(&["sample_interval"]), self.sample_interval.0, MIN_INTERVAL, MAX_STOP, "a sample interval (or 0 s: no series)")?;
+        }
+        let mut pipes = vec![(vec!["wired"], &self.wired)];
+        if let Some(a) = &self.access {
+            pipes.push((vec!["access"], a));
+        }
+        if let DownlinkConfig::Pipe(d) = &self.downlink {
+            pipes.push((vec!["downlink", "pipe"], d));
+        }
+        if let Some(UplinkConfig::Pipe(u)) = &self.uplink {
+            pipes.push((vec!["uplink", "pipe"], u));
+        }
+        for (table, pipe) in pipes {
+            pipe.validate(min_packet).map_err(|(key, m)| (p(&[table.as_slice(), &[key]].concat()), m))?;
+        }
+        if let DownlinkConfig::Trace(t) = &self.downlink {
+            let at = |k: &str| p(&["downlink", "trace", k]);
+            if t.file.is_empty() || t.file.contains('\0') {
+                return Err((at("file"), "expected the path of a trace file, without NUL characters".into()));
+            }
+            within(at("delay"), t.delay.0, Duration::ZERO, MAX_DELAY, "a delay")?;
+            check_queue(&t.queue, min_packet).map_err(|m| (at("queue"), m))?;
+        }
         if let DownlinkConfig::Ofdm4g(o) = &self.downlink {
             let at = |k: &str| p(&["downlink", "ofdm4g", k]);
-            if o.bins_per_second == 0 {
-                return Err((at("bins_per_second"), "expected a positive number of bins per second".into()));
-            }
-            if o.symbols_per_frame == 0 {
-                return Err((at("symbols_per_frame"), "expected a positive number of symbols".into()));
-            }
-            if o.subbands == 0 {
-                return Err((at("subbands"), "expected at least one sub-band".into()));
+            check_queue(&o.queue, min_packet).map_err(|m| (at("queue"), m))?;
+            count(at("bins_per_second"), o.bins_per_second, 1, 100_000, "bins per second")?;
+            count(at("symbols_per_frame"), o.symbols_per_frame, 1, 100_000, "symbols per frame")?;
+            count(at("subbands"), o.subbands, 1, 1024, "sub-bands")?;
+            let hz = o.subband_spacing.0;
+            if !(1e3..=1e8).contains(&hz) {
+                return Err((at("subband_spacing"), format!("{hz} Hz: expected 1 kHz to 100 MHz")));
             }
             if o.static_subband >= o.subbands {
                 return Err((
@@ -170,8 +316,31 @@ impl Scenario {
             if c.shadowing_sigma.0 < 0.0 {
                 return Err((at("shadowing_sigma"), "a standard deviation cannot be negative".into()));
             }
-            if c.sinusoids < 8 {
-                return Err((at("sinusoids"), "expected at least 8 sinusoids per tap".into()));
+            count(at("sinusoids"), c.sinusoids, 8, 1024, "sinusoids per tap")?;
+            within(p(&["downlink", "ofdm4g", "arq_delay"]), o.arq_delay.0, Duration::ZERO, MAX_DELAY, "a delay")?;
+            if !(-50.0..=100.0).contains(&c.mean_snr.0) {
+                return Err((at("mean_snr"), format!("{} dB: expected -50 dB to 100 dB", c.mean_snr.0)));
+            }
+            if c.shadowing_sigma.0 > 30.0 {
+                return Err((at("shadowing_sigma"), format!("{} dB: expected 0 dB to 30 dB", c.shadowing_sigma.0)));
+            }
+            let kmh = c.speed.0 * 3.6;
+            if kmh > 1000.0 {
+                return Err((at("speed"), format!("{kmh} km/h: expected 0 to 1000 km/h")));
+            }
+            if !(1e6..=3e11).contains(&c.carrier.0) {
+                return Err((at("carrier"), format!("{} Hz: expected 1 MHz to 300 GHz", c.carrier.0)));
+            }
+            if !(0.01..=1e4).contains(&c.shadowing_spacing.0) {
+                return Err((at("shadowing_spacing"), format!("{} m: expected 1 cm to 10 km", c.shadowing_spacing.0)));
+            }
+            // The channel's work per simulated second: every bin evaluates every sub-band's taps.
+            let work = o.bins_per_second as f64 * o.subbands as f64 * c.sinusoids as f64;
+            if work > MAX_CHANNEL_WORK {
+                return Err((
+                    p(&["downlink", "ofdm4g", "bins_per_second"]),
+                    format!("bins_per_second × subbands × sinusoids is {work:e}: expected at most {MAX_CHANNEL_WORK:e} (about 170 times the study's)"),
+                ));
             }
         }
         let e = &self.emulation;
@@ -201,6 +370,86 @@ impl Scenario {
                 path.splice(0..0, ["flow".to_string(), i.to_string()]);
                 (path, message)
             })?;
+        }
+        // A path with neither a rate nor a delay would run every packet at one instant.
+        let down_rated = self.wired.rate.is_some()
+            || self.access.as_ref().is_some_and(|a| a.rate.is_some())
+            || !matches!(&self.downlink, DownlinkConfig::Pipe(d) if d.rate.is_none());
+        if !down_rated && self.one_way_delays() < MIN_INTERVAL {
+            return Err((
+                p(&["downlink", "pipe", "rate"]),
+                format!("the path has no rate anywhere (wired, access or downlink) and a round trip below {MIN_INTERVAL}: expected a `rate` on the downlink pipe or a delay"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Scenario {
+    /// The smallest IP packet the flows put on a link: a TCP or DCCP acknowledgement (40 B),
+    /// or a UDP datagram (a VBR frame's last piece may be a single byte).
+    fn smallest_packet(&self) -> u64 {
+        self.flow
+            .iter()
+            .map(|f| match (f.protocol, f.app()) {
+                (Protocol::Udp, App::Cbr) => f.packet_size.map_or(1470, |p| p.0) + 28,
+                (Protocol::Udp, _) => 29,
+                _ => 40,
+            })
+            .min()
+            .unwrap_or(40)
+    }
+
+    /// The sum of every link's one-way delay, both directions.
+    fn one_way_delays(&self) -> Duration {
+        let down = match &self.downlink {
+            DownlinkConfig::Pipe(d) => d.delay.0,
+            DownlinkConfig::Trace(t) => t.delay.0,
+            DownlinkConfig::Ofdm4g(o) => o.arq_delay.0,
+        };
+        let up = match &self.uplink {
+            Some(UplinkConfig::Pipe(u)) => u.delay.0,
+            None => down,
+        };
+        let access = self.access.as_ref().map_or(Duration::ZERO, |a| a.delay.0);
+        self.wired.delay.0 + self.wired.delay.0 + access + access + down + up
+    }
+}
+
+impl FlowConfig {
+    /// Datagrams per second of a media source (cbr, vbr), if this flow has one.
+    fn media_packet_rate(&self) -> Option<f64> {
+        let payload = self.packet_size.map_or(1470, |p| p.0).max(1) as f64;
+        match self.app() {
+            App::Cbr => self.rate.map(|r| r.0 as f64 / 8.0 / payload),
+            App::Vbr => {
+                let pieces = self.frame_sizes.as_ref()?.iter().map(|f| (f.0 as f64 / payload).ceil().max(1.0)).fold(1.0, f64::max);
+                self.frame_rate.map(|fps| fps * pieces)
+            }
+            _ => None,
+        }
+    }
+}
+
+impl PipeConfig {
+    /// Checks one pipe; the key returned is relative to the pipe's table.
+    fn validate(&self, min_packet: u64) -> Result<(), (&'static str, String)> {
+        if let Some(r) = self.rate {
+            check_rate(r).map_err(|m| ("rate", m))?;
+        }
+        if self.delay.0 > MAX_DELAY {
+            return Err(("delay", format!("{}: expected a delay from 0 s to {MAX_DELAY}", self.delay.0)));
+        }
+        check_queue(&self.queue, min_packet).map_err(|m| ("queue", m))?;
+        // Packets in flight are held in the link's delay line.
+        if let Some(r) = self.rate {
+            let in_flight = r.0 as f64 / 8.0 * self.delay.0.as_secs_f64() / min_packet as f64;
+            if in_flight > MAX_PACKETS_HELD as f64 {
+                return Err((
+                    "delay",
+                    format!("{} at {r} keeps up to {in_flight:.0} packets of {min_packet} B in flight: expected at most {MAX_PACKETS_HELD} (lower the rate × delay)", self.delay.0),
+                ));
+            }
         }
         Ok(())
     }
@@ -273,13 +522,19 @@ impl FlowConfig {
             return only(if self.frame_rate.is_some() { "frame_rate" } else { "frame_sizes" }, "vbr sources");
         }
         if let Some(r) = self.frame_rate {
-            if !(r > 0.0 && r.is_finite()) {
-                return Err((p(&["frame_rate"]), format!("{r} frames per second: expected a positive number")));
+            if !(r > 0.0 && r <= 10_000.0) {
+                return Err((p(&["frame_rate"]), format!("{r} frames per second: expected more than 0, at most 10000")));
             }
+        }
+        if self.frame_sizes.as_ref().is_some_and(|f| f.len() > 100_000) {
+            return Err((p(&["frame_sizes"]), "expected at most 100000 frame sizes".into()));
         }
         for (key, rate) in [("rate", self.rate), ("rate_cap", self.rate_cap)] {
             if rate.is_some_and(|r| r.0 == 0) {
                 return Err((p(&[key]), "expected a positive rate".into()));
+            }
+            if let Some(r) = rate {
+                check_rate(r).map_err(|m| (p(&[key]), m))?;
             }
         }
         let max_payload = 65_507;
@@ -289,6 +544,31 @@ impl FlowConfig {
                 let key = if self.packet_size == Some(*s) { "packet_size" } else { "frame_sizes" };
                 return Err((p(&[key]), format!("{} B: expected 1 to {max_payload} B of payload", s.0)));
             }
+        }
+        if let (Some(rate), Some(size)) = (self.rate, self.packet_size) {
+            let pps = rate.0 as f64 / 8.0 / size.0 as f64;
+            if pps > MAX_PACKET_RATE {
+                return Err((p(&["rate"]), format!("{rate} in {size} datagrams is {pps:.0} datagrams/s: expected at most {MAX_PACKET_RATE:.0}")));
+            }
+        }
+        if let (Some(fps), Some(frames), Some(size)) = (self.frame_rate, &self.frame_sizes, self.packet_size) {
+            let pieces = frames.iter().map(|f| f.0.div_ceil(size.0)).max().unwrap_or(1) as f64;
+            if fps * pieces > MAX_PACKET_RATE {
+                return Err((p(&["frame_rate"]), format!("up to {:.0} datagrams/s: expected at most {MAX_PACKET_RATE:.0}", fps * pieces)));
+            }
+        }
+        let delays = scenario.one_way_delays();
+        if let Some(pps) = self.media_packet_rate() {
+            let held = pps * delays.as_secs_f64();
+            if held > MAX_PACKETS_HELD as f64 {
+                let key = if self.app() == App::Cbr { "rate" } else { "frame_rate" };
+                return Err((p(&[key]), format!(
+                    "this source's {pps:.0} datagrams/s over the path's {delays} of delay are {held:.0} packets in flight: expected at most {MAX_PACKETS_HELD}"
+                )));
+            }
+        }
+        if !self.report_interval.0.is_zero() {
+            within(p(&["report_interval"]), self.report_interval.0, MIN_INTERVAL, MAX_STOP, "a report interval (or 0 s: none)")?;
         }
         if let Some(stop) = self.stop {
             if stop.0 <= self.start.0 {
@@ -332,7 +612,48 @@ impl FlowConfig {
                 return Err((p(&["dccp", "send_queue"]), "expected at least 1 packet".into()));
             }
         }
+        if let Some(d) = &self.dccp {
+            if d.ack_ratio.is_some_and(|r| r > 65_535) {
+                return Err((p(&["dccp", "ack_ratio"]), "expected 1 to 65535".into()));
+            }
+            if d.send_queue.is_some_and(|q| q > 100_000) {
+                return Err((p(&["dccp", "send_queue"]), "expected 1 to 100000 packets".into()));
+            }
+        }
+        if let Some(c) = self.cubic.as_ref().and_then(|c| c.c).filter(|c| *c > 100.0) {
+            return Err((p(&["cubic", "c"]), format!("{c}: expected at most 100")));
+        }
+        if let Some(b) = self.veno.as_ref().and_then(|v| v.beta).filter(|b| *b > 10_000.0) {
+            return Err((p(&["veno", "beta"]), format!("{b}: expected at most 10000 segments")));
+        }
         let at = |k: &str| p(&["tcp", k]);
+        if let Some(w) = self.tcp.rwnd {
+            if w.0 == 0 || w.0 > 1 << 30 {
+                return Err((at("rwnd"), format!("{w}: expected 1 B to 1 GiB (RFC 7323's largest window)")));
+            }
+            let mss = self.tcp.mtu.unwrap_or(1500).saturating_sub(if self.tcp.timestamps == Some(true) { 52 } else { 40 }).max(1) as u64;
+            if w.0 / mss > MAX_PACKETS_HELD {
+                return Err((at("rwnd"), format!("{w} is {} segments of {mss} B: expected at most {MAX_PACKETS_HELD} segments", w.0 / mss)));
+            }
+        }
+        if self.tcp.initial_window.is_some_and(|w| w > 1000) || self.tcp.ack_every.is_some_and(|a| a > 1000) {
+            let key = if self.tcp.ack_every.is_some_and(|a| a > 1000) { "ack_every" } else { "initial_window" };
+            return Err((at(key), "expected 1 to 1000 segments".into()));
+        }
+        for (key, t) in [
+            ("delack_timeout", self.tcp.delack_timeout),
+            ("rto_min", self.tcp.rto_min),
+            ("rto_max", self.tcp.rto_max),
+            ("rto_init", self.tcp.rto_init),
+            ("clock_granularity", self.tcp.clock_granularity),
+        ] {
+            if let Some(t) = t {
+                within(at(key), t.0, Duration::ZERO, MAX_DELAY, "a time")?;
+            }
+        }
+        if self.tcp.rto_min.is_some_and(|t| t.0 < MIN_INTERVAL) {
+            return Err((at("rto_min"), format!("expected at least {MIN_INTERVAL}")));
+        }
         if let Some(mtu) = self.tcp.mtu {
             if !(68..=65535).contains(&mtu) {
                 return Err((at("mtu"), format!("{mtu} is not a usable MTU: expected 68 to 65535")));

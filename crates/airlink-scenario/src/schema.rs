@@ -10,6 +10,7 @@
 use crate::units::{DataSize, Decibel, Distance, Frequency, Probability, QueueLimit, Rate, Speed, Time};
 use airlink_engine::Duration;
 use airlink_phy::Modulation;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 fn ms(x: u64) -> Time {
@@ -17,7 +18,7 @@ fn ms(x: u64) -> Time {
 }
 
 /// A whole scenario file.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// A short name for reports; defaults to the file name without `.toml`.
@@ -44,9 +45,11 @@ pub struct Scenario {
     pub wired: PipeConfig,
     /// The wireless downlink (towards the client).
     pub downlink: DownlinkConfig,
-    /// The wireless uplink (from the client).
-    #[serde(default = "default_uplink")]
-    pub uplink: UplinkConfig,
+    /// The wireless uplink (from the client). Default: symmetric, a pipe with the downlink's
+    /// capacity and delay (no loss), filled in when the scenario is built, so `check` and the
+    /// manifest show it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uplink: Option<UplinkConfig>,
     /// The flows (`[[flow]]`), at least one.
     pub flow: Vec<FlowConfig>,
     /// Settings of the two network namespaces in real-time emulation (ignored in simulation).
@@ -56,7 +59,7 @@ pub struct Scenario {
 
 /// `[emulation]`: how the client and server namespaces are set up in real-time emulation.
 /// Both namespaces get the same settings; simulation ignores the table.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EmulationConfig {
     /// The kernel's TCP congestion control in both namespaces (`net.ipv4.tcp_congestion_control`),
@@ -117,10 +120,11 @@ fn default_sample_interval() -> Time {
 }
 
 /// A plain link: rate, propagation delay, drop-tail queue, random loss and bit errors.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PipeConfig {
-    /// Serialisation rate; absent means unlimited (no queueing).
+    /// Serialisation rate; absent means unlimited (no queueing). A path without a rate anywhere
+    /// (wired, access, downlink) needs a round trip of at least 1 ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
     /// One-way propagation delay. Default 0.
@@ -157,7 +161,7 @@ impl Default for PipeConfig {
 }
 
 /// The downlink model, chosen by its table name: `[downlink.ofdm4g]` or `[downlink.pipe]`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase", deny_unknown_fields)]
 pub enum DownlinkConfig {
     Ofdm4g(Box<Ofdm4gConfig>),
@@ -170,7 +174,7 @@ pub enum DownlinkConfig {
 /// A trace-driven link (Mahimahi's `mm-link` format: one integer millisecond per line, each an
 /// opportunity to deliver 1500 bytes; the trace repeats). The file is read when the scenario
 /// is built into models, not when it is parsed.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TraceConfig {
     /// Path of the trace file; a relative path is taken from the scenario file's folder.
@@ -184,15 +188,10 @@ pub struct TraceConfig {
 }
 
 /// The uplink model: `[uplink.pipe]`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase", deny_unknown_fields)]
 pub enum UplinkConfig {
     Pipe(PipeConfig),
-}
-
-/// WIPEMU Table I: 20 kbit/s, 2 ms, no loss.
-fn default_uplink() -> UplinkConfig {
-    UplinkConfig::Pipe(PipeConfig { rate: Some(Rate(20_000)), delay: ms(2), ..PipeConfig::default() })
 }
 
 /// How the downlink picks the modulation of each frame.
@@ -228,6 +227,24 @@ impl<'de> Deserialize<'de> for ModulationMode {
     }
 }
 
+impl JsonSchema for ModulationMode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ModulationMode".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string", "description": "\"adaptive\" or a modulation: \"bpsk\", \"4qam\", \"8qam\", \"16qam\", \"32qam\", \"64qam\", \"128qam\", \"256qam\""})
+    }
+}
+
+impl JsonSchema for ModulationName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ModulationName".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string", "description": "a modulation: \"bpsk\", \"4qam\", ..., \"256qam\""})
+    }
+}
+
 /// A modulation name in a list (`modulation_set`).
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct ModulationName(pub Modulation);
@@ -250,7 +267,7 @@ impl<'de> Deserialize<'de> for ModulationName {
 }
 
 /// Which sub-band carries the user's frame in each slot.
-#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Allocation {
     /// Always the sub-band `static_subband`.
@@ -260,7 +277,7 @@ pub enum Allocation {
 }
 
 /// How adaptive modulation sets its switching levels (spec A.6).
-#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Switching {
     /// Maximise the expected error-free frame throughput given the prediction (WIPEMU, [SF04]).
@@ -270,7 +287,7 @@ pub enum Switching {
 }
 
 /// Symbol-error model of the odd-k constellations (8, 32, 128-QAM), spec A.3.
-#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum OddKModelName {
     Generic,
@@ -279,7 +296,7 @@ pub enum OddKModelName {
 }
 
 /// How predicted channels are synthesised from true ones (spec B.6).
-#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PredictionModelName {
     /// ĥ = (1-ε)h + √(ε(1-ε))w: an MMSE-consistent predictor (default).
@@ -289,7 +306,7 @@ pub enum PredictionModelName {
 }
 
 /// Tap-delay-line profiles (spec B.3).
-#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProfileName {
     /// WIPEMU's 12-tap typical urban profile (3GPP TUx re-binned on 0.2 µs).
@@ -301,7 +318,7 @@ pub enum ProfileName {
 }
 
 /// The 4G adaptive-OFDM downlink of the WIPEMU study (Table I); every default is the study's.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Ofdm4gConfig {
     /// Gateway IP queue, drop-tail. Default 50 packets (Table I).
@@ -405,7 +422,7 @@ fn yes() -> bool {
 }
 
 /// The fading channel of the OFDM downlink (WIPEMU Table I, spec B).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChannelConfig {
     /// Mean SNR per symbol (median when shadowing is on). Default 16 dB.
@@ -475,7 +492,7 @@ impl Default for ChannelConfig {
 }
 
 /// Transport protocols.
-#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Protocol {
     /// airlink's TCP; the window policy is `congestion`.
@@ -487,7 +504,7 @@ pub enum Protocol {
 }
 
 /// TCP congestion controls. All use SACK loss recovery when `tcp.sack` is on (the default).
-#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Congestion {
     /// RFC 5681 Reno: recovery ends at the first new ACK.
@@ -503,7 +520,7 @@ pub enum Congestion {
 }
 
 /// Applications. The sender is at the server; data flows towards the client.
-#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum App {
     /// Sends as fast as the transport allows: `bytes` if given, else until the flow's `stop`.
@@ -517,7 +534,7 @@ pub enum App {
 }
 
 /// One flow between the server and the client.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowConfig {
     /// Default tcp.
@@ -606,7 +623,7 @@ impl FlowConfig {
 }
 
 /// CUBIC's constants (RFC 9438). Absent values take the RFC's.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CubicParams {
     /// C, segments/s³. Default 0.4.
@@ -624,7 +641,7 @@ pub struct CubicParams {
 }
 
 /// Veno's constants.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VenoParams {
     /// Backlog threshold β, segments. Default 3.
@@ -636,7 +653,7 @@ pub struct VenoParams {
 }
 
 /// TCP-AFC's knobs.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AfcParams {
     /// Add the rate adjustment R_adj = Cd⁴/(2·cwnd³) to the halved window. Default true;
@@ -646,7 +663,7 @@ pub struct AfcParams {
 }
 
 /// DCCP knobs.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DccpParams {
     /// CCID-2 Ack Ratio. Default 2.
@@ -659,7 +676,7 @@ pub struct DccpParams {
 }
 
 /// A set of TCP defaults that the other knobs then adjust.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum TcpPreset {
     /// RFC algorithms with Linux's timer bounds (RTO ≥ SRTT + 200 ms, max 120 s, initial 1 s).
@@ -677,7 +694,7 @@ pub enum TcpPreset {
 }
 
 /// TCP knobs (spec D.1). Absent values take the preset's documented values.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TcpParams {
     /// The base set of values. Default `default`.
@@ -695,7 +712,10 @@ pub struct TcpParams {
     /// Initial window in segments. Default by RFC 3390 from the MSS.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_window: Option<u32>,
-    /// Receive buffer (advertised window).
+    /// Receive buffer (advertised window). Default: one that does not bind, the larger of
+    /// 6 MiB (Linux's largest autotuned receive buffer, `tcp_rmem[2]`) and twice what the
+    /// path holds (its bandwidth-delay product plus its queues), at most 1 GiB (RFC 7323's
+    /// largest window) and 500000 segments; filled in when the scenario is built.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rwnd: Option<DataSize>,
     /// Acknowledge every n-th full segment. Default 2.

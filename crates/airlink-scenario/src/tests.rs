@@ -14,7 +14,7 @@ fn err(text: &str) -> ScenarioError {
 }
 
 #[test]
-fn defaults_are_the_wipemu_study() {
+fn ofdm_defaults_are_the_wipemu_study() {
     let s = Scenario::from_toml(MINIMAL, "scenarios/x.toml").unwrap();
     assert_eq!(s.name, "x");
     let DownlinkConfig::Ofdm4g(o) = &s.downlink else { panic!() };
@@ -23,8 +23,8 @@ fn defaults_are_the_wipemu_study() {
     assert_eq!(o.arq_delay.0, airlink_engine::Duration::from_millis(2));
     assert_eq!(o.channel.mean_snr.0, 16.0);
     assert_eq!(o.channel.shadowing_pole, 0.74);
-    let UplinkConfig::Pipe(up) = &s.uplink;
-    assert_eq!(up.rate.unwrap().0, 20_000);
+    // The uplink is not the study's: left out, it is filled in (symmetric) when built.
+    assert!(s.uplink.is_none());
     assert_eq!(s.flow[0].bytes.unwrap().0, 1_000_000);
     assert_eq!((s.flow[0].app(), s.flow[0].congestion()), (App::Bulk, Congestion::Newreno));
 }
@@ -169,4 +169,66 @@ fn trace_files_are_found_next_to_the_scenario() {
     let s = Scenario::from_toml(&text.replace("traces/lte.down", "/abs/lte.down"), "scenarios/x/s.toml").unwrap();
     let DownlinkConfig::Trace(t) = &s.downlink else { panic!() };
     assert_eq!(t.file, "/abs/lte.down");
+}
+
+#[test]
+fn every_key_is_documented_in_the_users_terms() {
+    let keys = crate::keys::keys();
+    assert!(keys.len() > 80, "{} keys", keys.len());
+    for k in &keys {
+        assert!(!k.doc.is_empty(), "{} has no documentation", k.key);
+        for rust in ["u8", "u32", "u64", "f64", "Option", "struct", "sequence"] {
+            assert!(!k.accepts.split_whitespace().any(|w| w == rust), "{}: {}", k.key, k.accepts);
+        }
+    }
+    let find = |key: &str| keys.iter().find(|k| k.key == key).unwrap_or_else(|| panic!("{key} is not listed"));
+    assert_eq!(find("downlink.ofdm4g.queue").default.as_deref(), Some("50"));
+    assert_eq!(find("stop").default.as_deref(), Some("\"600 s\""));
+    assert!(find("wired.delay").accepts.contains("ms"));
+    assert!(find("flow.N.tcp.rwnd").doc.contains("does not bind"));
+    assert!(find("downlink.pipe.loss").accepts.contains("%"));
+}
+
+#[test]
+fn every_key_of_a_full_scenario_is_listed() {
+    // A scenario with every optional table present; each of its keys must be in `keys()`.
+    let text = r#"
+[access]
+rate = "1 Mbit/s"
+[downlink.ofdm4g]
+[uplink.pipe]
+rate = "1 Mbit/s"
+[emulation]
+congestion = "cubic"
+[[flow]]
+congestion = "cubic"
+[flow.cubic]
+"#;
+    let s = Scenario::from_toml(text, "full.toml").unwrap();
+    let doc: toml::Table = toml::from_str(&s.to_toml()).unwrap();
+    let keys: std::collections::BTreeSet<String> = crate::keys::keys().into_iter().map(|k| k.key).collect();
+    fn leaves(prefix: &str, v: &toml::Value, out: &mut Vec<String>) {
+        match v {
+            toml::Value::Table(t) => {
+                for (k, v) in t {
+                    let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                    if !matches!(v, toml::Value::Array(a) if a.iter().all(|x| x.is_table())) {
+                        out.push(key.clone());
+                    }
+                    leaves(&key, v, out);
+                }
+            }
+            toml::Value::Array(a) if a.iter().all(|x| x.is_table()) => {
+                for x in a {
+                    leaves(&format!("{prefix}.N"), x, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    leaves("", &toml::Value::Table(doc), &mut found);
+    for k in found {
+        assert!(keys.contains(&k), "{k} is not listed by `keys`");
+    }
 }

@@ -53,6 +53,15 @@ macro_rules! unit_type {
             }
         }
 
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({"type": "string", "description": $expecting})
+            }
+        }
+
         impl Serialize for $name {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 s.collect_str(self)
@@ -244,18 +253,65 @@ unit_type!(
     }
 );
 
-/// A probability in [0, 1], written as a number: `0`, `1e-5`, `0.01`.
+/// A probability in [0, 1]: a number (`0`, `1e-5`, `0.01`) or a percentage (`"1 %"`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, PartialOrd, Serialize)]
 pub struct Probability(pub f64);
 
-impl<'de> Deserialize<'de> for Probability {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let x = f64::deserialize(d)?;
+impl schemars::JsonSchema for Probability {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Probability".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": ["number", "string"], "description": "a probability: a number in [0, 1] or a percentage, like \"1 %\""})
+    }
+}
+
+impl std::str::FromStr for Probability {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let expected = "expected a probability: a number in [0, 1] or a percentage, like \"1 %\"";
+        let (x, unit) = split_number(s).ok_or_else(|| format!("invalid probability \"{s}\": {expected}"))?;
+        let p = match unit {
+            "%" => x / 100.0,
+            "" => x,
+            u => return Err(format!("invalid probability \"{s}\": unknown unit \"{u}\": {expected}")),
+        };
+        Probability::new(p).map_err(|_| format!("invalid probability \"{s}\": {expected}"))
+    }
+}
+
+impl Probability {
+    fn new(x: f64) -> Result<Probability, String> {
         if (0.0..=1.0).contains(&x) {
             Ok(Probability(x))
         } else {
-            Err(de::Error::custom(format!("invalid probability {x}: expected a number in [0, 1]")))
+            Err(format!("invalid probability {x}: expected a number in [0, 1] or a percentage, like \"1 %\""))
         }
+    }
+}
+
+impl<'de> Deserialize<'de> for Probability {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Probability;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a probability: a number in [0, 1] or a percentage, like \"1 %\"")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Probability, E> {
+                Probability::new(v).map_err(E::custom)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Probability, E> {
+                Probability::new(v as f64).map_err(E::custom)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Probability, E> {
+                Probability::new(v as f64).map_err(E::custom)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Probability, E> {
+                v.parse().map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 
@@ -264,6 +320,15 @@ impl<'de> Deserialize<'de> for Probability {
 pub enum QueueLimit {
     Packets(u32),
     Bytes(u64),
+}
+
+impl schemars::JsonSchema for QueueLimit {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "QueueLimit".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": ["integer", "string"], "description": "a queue limit: a number of packets (like 50) or an amount of data (like \"64 KiB\")"})
+    }
 }
 
 impl Serialize for QueueLimit {
@@ -321,6 +386,9 @@ mod tests {
         assert_eq!("3 Mbit".parse::<DataSize>().unwrap().0, 375_000);
         assert_eq!("64 KiB".parse::<DataSize>().unwrap().0, 65_536);
         assert_eq!("1e-3 s".parse::<Time>().unwrap().0, Duration::from_millis(1));
+        assert_eq!("1 %".parse::<Probability>().unwrap().0, 0.01);
+        assert_eq!("100%".parse::<Probability>().unwrap().0, 1.0);
+        assert_eq!("0.25".parse::<Probability>().unwrap().0, 0.25);
     }
 
     #[test]
@@ -331,6 +399,8 @@ mod tests {
         assert!("fast".parse::<Rate>().unwrap_err().contains("expected a rate"));
         assert!("3 bit".parse::<DataSize>().unwrap_err().contains("whole number"));
         assert!("-1 m".parse::<Distance>().is_err());
+        assert!("101 %".parse::<Probability>().unwrap_err().contains("percentage"));
+        assert!("1 dB".parse::<Probability>().unwrap_err().contains("unknown unit"));
     }
 
     #[test]

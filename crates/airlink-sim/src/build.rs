@@ -104,17 +104,280 @@ pub fn scenario_links<P: Packet + Send + 'static>(s: &sc::Scenario) -> Result<Ve
         sc::DownlinkConfig::Pipe(p) => pipe("downlink", p, seed),
         sc::DownlinkConfig::Trace(t) => trace_link(t)?,
     };
-    let sc::UplinkConfig::Pipe(up) = &s.uplink;
-    Ok(vec![pipe("wired.down", &s.wired, seed), downlink, pipe("uplink", up, seed), pipe("wired.up", &s.wired, seed)])
+    let up = match &s.uplink {
+        Some(sc::UplinkConfig::Pipe(up)) => up.clone(),
+        None => symmetric_uplink(s)?,
+    };
+    Ok(vec![pipe("wired.down", &s.wired, seed), downlink, pipe("uplink", &up, seed), pipe("wired.up", &s.wired, seed)])
+}
+
+/// The downlink's capacity in bit/s (an OFDM downlink's with its densest modulation, a trace's
+/// mean), `None` for a pipe without a rate.
+pub fn downlink_capacity_bps(s: &sc::Scenario) -> Result<Option<u64>, BuildError> {
+    Ok(match &s.downlink {
+        sc::DownlinkConfig::Pipe(p) => p.rate.map(|r| r.0),
+        sc::DownlinkConfig::Trace(t) => Some(read_trace(t)?.mean_rate_bps().ceil() as u64),
+        sc::DownlinkConfig::Ofdm4g(o) => {
+            let bits = match o.modulation {
+                sc::ModulationMode::Fixed(m) => m.bits(),
+                sc::ModulationMode::Adaptive => o.modulation_set.iter().map(|m| m.0.bits()).max().unwrap_or(1),
+            };
+            Some(o.bins_per_second as u64 * o.symbols_per_frame as u64 * bits as u64)
+        }
+    })
+}
+
+/// The downlink's own one-way delay (pipes and traces have one; the OFDM model's is its slots).
+fn downlink_delay(s: &sc::Scenario) -> airlink_engine::Duration {
+    match &s.downlink {
+        sc::DownlinkConfig::Pipe(p) => p.delay.0,
+        sc::DownlinkConfig::Trace(t) => t.delay.0,
+        sc::DownlinkConfig::Ofdm4g(_) => airlink_engine::Duration::ZERO,
+    }
+}
+
+/// The uplink of a scenario that has none: the downlink's capacity and delay in the other
+/// direction, lossless, so the return path never throttles the ACKs unasked.
+fn symmetric_uplink(s: &sc::Scenario) -> Result<sc::PipeConfig, BuildError> {
+    Ok(sc::PipeConfig {
+        rate: downlink_capacity_bps(s)?.map(sc::units::Rate),
+        delay: sc::units::Time(downlink_delay(s)),
+        ..sc::PipeConfig::default()
+    })
+}
+
+/// Bytes assumed per packet of a queue limited in packets.
+const QUEUE_PACKET_BYTES: u64 = 1500;
+/// Linux's largest autotuned receive buffer (`net.ipv4.tcp_rmem[2]`).
+const LINUX_RMEM_MAX: u64 = 6 << 20;
+/// RFC 7323's largest window.
+const MAX_WINDOW: u64 = 1 << 30;
+
+/// What the path to the client can hold: its bottleneck rate (bit/s), round-trip propagation
+/// delay, and the bytes its rated queues hold.
+struct PathSize {
+    bottleneck_bps: Option<u64>,
+    rtt: airlink_engine::Duration,
+    queued_bytes: u64,
+}
+
+fn path_size(s: &sc::Scenario, uplink: &sc::PipeConfig) -> Result<PathSize, BuildError> {
+    let queue_bytes = |q: sc::units::QueueLimit| match q {
+        sc::units::QueueLimit::Packets(n) => n as u64 * QUEUE_PACKET_BYTES,
+        sc::units::QueueLimit::Bytes(b) => b,
+    };
+    let mut rated: Vec<(Option<u64>, u64)> = vec![(s.wired.rate.map(|r| r.0), queue_bytes(s.wired.queue))];
+    if let Some(a) = &s.access {
+        rated.push((a.rate.map(|r| r.0), queue_bytes(a.queue)));
+    }
+    let down_queue = match &s.downlink {
+        sc::DownlinkConfig::Pipe(p) => p.queue,
+        sc::DownlinkConfig::Trace(t) => t.queue,
+        sc::DownlinkConfig::Ofdm4g(o) => o.queue,
+    };
+    rated.push((downlink_capacity_bps(s)?, queue_bytes(down_queue)));
+    let access_delay = s.access.as_ref().map_or(airlink_engine::Duration::ZERO, |a| a.delay.0);
+    let one_way = s.wired.delay.0 + access_delay;
+    Ok(PathSize {
+        bottleneck_bps: rated.iter().filter_map(|r| r.0).min(),
+        rtt: one_way + one_way + downlink_delay(s) + uplink.delay.0,
+        queued_bytes: rated.iter().filter(|r| r.0.is_some()).map(|r| r.1).sum(),
+    })
+}
+
+impl PathSize {
+    fn bdp_bytes(&self) -> Option<u64> {
+        self.bottleneck_bps.map(|c| (c as f64 / 8.0 * self.rtt.as_secs_f64()).ceil() as u64)
+    }
+}
+
+/// The receive window of a TCP flow whose scenario sets none: never the limit. The larger of
+/// Linux's largest autotuned buffer and twice what the path holds (bandwidth-delay product
+/// plus queues), in whole KiB, at most RFC 7323's 1 GiB.
+/// Never more than `MAX_PACKETS_HELD` segments, which bounds the memory of a window.
+fn default_rwnd(path: &PathSize, mss: u32) -> u64 {
+    let holds = path.bdp_bytes().unwrap_or(0) + path.queued_bytes;
+    let most = MAX_WINDOW.min(sc::MAX_PACKETS_HELD * mss as u64);
+    (2 * holds).div_ceil(1024).saturating_mul(1024).max(LINUX_RMEM_MAX).min(most)
+}
+
+/// The scenario with every default that depends on other values filled in: the uplink (when
+/// absent, symmetric) and each TCP flow's receive window. Idempotent.
+pub fn resolve(s: &sc::Scenario) -> Result<sc::Scenario, BuildError> {
+    let mut r = s.clone();
+    if r.uplink.is_none() {
+        r.uplink = Some(sc::UplinkConfig::Pipe(symmetric_uplink(s)?));
+    }
+    let Some(sc::UplinkConfig::Pipe(up)) = &r.uplink else { unreachable!("filled in above") };
+    let path = path_size(&r, up)?;
+    for f in r.flow.iter_mut().filter(|f| f.protocol == sc::Protocol::Tcp) {
+        if f.tcp.rwnd.is_none() {
+            let mss = tcp_config(f)?.mss;
+            f.tcp.rwnd = Some(sc::units::DataSize(default_rwnd(&path, mss)));
+        }
+    }
+    Ok(r)
+}
+
+/// IP and TCP header bytes of a pure ACK (plus the timestamps option when on).
+fn ack_bytes(c: &TcpConfig) -> u64 {
+    40 + if c.timestamps { airlink_transport::config::TIMESTAMP_OPTION_LEN as u64 } else { 0 }
+}
+
+/// What in a resolved scenario limits it in a way its author probably did not mean: an uplink
+/// too slow for the downlink's ACKs, a receive window below the path's bandwidth-delay
+/// product, certain loss. One sentence each.
+pub fn warnings(s: &sc::Scenario) -> Result<Vec<String>, BuildError> {
+    let s = &resolve(s)?;
+    let Some(sc::UplinkConfig::Pipe(up)) = &s.uplink else { unreachable!("resolved") };
+    let path = path_size(s, up)?;
+    let mut out = Vec::new();
+    let mut pipes: Vec<(&str, &sc::PipeConfig)> = vec![("wired", &s.wired), ("uplink.pipe", up)];
+    if let Some(a) = &s.access {
+        pipes.push(("access", a));
+    }
+    if let sc::DownlinkConfig::Pipe(p) = &s.downlink {
+        pipes.push(("downlink.pipe", p));
+    }
+    for (name, p) in &pipes {
+        if p.loss.0 >= 1.0 {
+            out.push(format!("{name}.loss = 1: every packet is lost, so no flow can deliver anything"));
+        }
+        // The chance that even a 40-byte ACK crosses without a flipped bit.
+        let survive = (1.0 - p.bit_error_rate.0).powi(40 * 8);
+        if p.bit_error_rate.0 > 0.0 && survive < 1e-6 {
+            out.push(format!(
+                "{name}.bit_error_rate = {}: practically every packet is corrupted (even a 40-byte one survives with probability {survive:.1e})",
+                p.bit_error_rate.0
+            ));
+        }
+    }
+    if let sc::DownlinkConfig::Ofdm4g(o) = &s.downlink {
+        if o.channel_errors && o.channel.mean_snr.0 < -20.0 && o.arq_max_retransmissions == 0 {
+            out.push(format!("downlink.ofdm4g.channel.mean_snr = {} dB without ARQ: almost every frame is lost", o.channel.mean_snr.0));
+        }
+    }
+    for (i, f) in s.flow.iter().enumerate() {
+        if f.protocol != sc::Protocol::Tcp {
+            continue;
+        }
+        let c = tcp_config(f)?;
+        let Some(capacity) = path.bottleneck_bps else { continue };
+        // A saturated downlink returns one ACK per `ack_every` full segments.
+        let ack_bps = capacity as f64 * ack_bytes(&c) as f64 / ((c.mss as u64 + ack_bytes(&c)) as f64 * c.ack_every as f64);
+        if let Some(up_rate) = up.rate {
+            if (up_rate.0 as f64) < ack_bps {
+                out.push(format!(
+                    "flow {i}: the uplink's {} cannot carry the ACKs of a {} downlink ({:.0} bit/s at one ACK per {} segments of {} B): \
+                     the uplink, not the downlink, will limit this flow",
+                    up_rate, sc::units::Rate(capacity), ack_bps, c.ack_every, c.mss
+                ));
+            }
+        }
+        if let Some(bdp) = path.bdp_bytes() {
+            if (c.rwnd as u64) < bdp {
+                out.push(format!(
+                    "flow {i}: tcp.rwnd = {} is below the path's bandwidth-delay product ({} B at {} over a {} round trip): \
+                     the receive window, not the link, will limit this flow to about {}",
+                    sc::units::DataSize(c.rwnd as u64),
+                    bdp,
+                    sc::units::Rate(capacity),
+                    path.rtt,
+                    sc::units::Rate(((c.rwnd as f64 * 8.0 / path.rtt.as_secs_f64()).round() as u64).max(1))
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Every effective value of each TCP flow's transport, as `key = value` lines for people
+/// (`airlink check`): the preset's values with the scenario's over them, including those the
+/// scenario has no key for.
+pub fn transport_parameters(s: &sc::Scenario) -> Result<Vec<(usize, Vec<(&'static str, String)>)>, BuildError> {
+    let s = &resolve(s)?;
+    let mut out = Vec::new();
+    for (i, f) in s.flow.iter().enumerate() {
+        let rows = match f.protocol {
+            sc::Protocol::Tcp => {
+                let c = tcp_config(f)?;
+                let iw = c.initial_window.unwrap_or(airlink_transport::initial_window_segments(c.mss));
+                let preset = serde_json::to_value(f.tcp.preset).ok().and_then(|v| v.as_str().map(str::to_owned));
+                let mut rows = vec![
+                    ("preset", preset.unwrap_or_default()),
+                    ("congestion", congestion_name(f.congestion()).to_owned()),
+                    ("recovery", format!("{:?}", c.recovery).to_lowercase()),
+                ];
+                match &c.congestion {
+                    CongestionConfig::Cubic(k) => rows.extend([
+                        ("cubic.c", k.c.to_string()),
+                        ("cubic.beta", k.beta.to_string()),
+                        ("cubic.fast_convergence", k.fast_convergence.to_string()),
+                        ("cubic.reno_friendly", k.reno_friendly.to_string()),
+                    ]),
+                    CongestionConfig::Veno(v) => rows.extend([
+                        ("veno.beta", v.beta.to_string()),
+                        ("veno.random_loss_factor", v.random_loss_factor.to_string()),
+                    ]),
+                    CongestionConfig::Afc(a) => rows.push(("afc.rate_adjustment", a.rate_adjustment.to_string())),
+                    _ => {}
+                }
+                rows.extend([
+                    ("mss", format!("{} B", c.mss)),
+                    ("initial_window", format!("{iw} segments")),
+                    ("initial_ssthresh", c.initial_ssthresh.map_or("unlimited".into(), |b| format!("{b} B"))),
+                    ("rwnd", format!("{} B", c.rwnd)),
+                    ("sack", c.sack.to_string()),
+                    ("timestamps", c.timestamps.to_string()),
+                    ("ack_every", format!("{} segments", c.ack_every)),
+                    ("delack_timeout", c.delack_timeout.to_string()),
+                    ("rto_min", c.rto_min.to_string()),
+                    ("rto_max", c.rto_max.to_string()),
+                    ("rto_init", c.rto_init.to_string()),
+                    ("clock_granularity", c.clock_granularity.to_string()),
+                    ("tick", c.tick.to_string()),
+                    ("dupthresh", format!("{} duplicate ACKs", c.dupthresh)),
+                ]);
+                rows
+            }
+            sc::Protocol::Dccp => {
+                let d = f.dccp.clone().unwrap_or_default();
+                vec![
+                    ("ccid", f.ccid().to_string()),
+                    ("packet_size", format!("{} B", datagram_payload(f))),
+                    ("ack_ratio", d.ack_ratio.unwrap_or(2).to_string()),
+                    ("send_queue", format!("{} packets", d.send_queue.unwrap_or(DccpConfig::default().queue_capacity as u32))),
+                ]
+            }
+            sc::Protocol::Udp => vec![("packet_size", format!("{} B", datagram_payload(f)))],
+        };
+        out.push((i, rows));
+    }
+    Ok(out)
 }
 
 fn pipe<P: Packet + Send + 'static>(name: &'static str, p: &sc::PipeConfig, seed: u64) -> BuiltLink<P> {
     BuiltLink { name, model: "pipe", link: Box::new(Pipe::new(pipe_params(p), RngStream::derive(seed, name))) }
 }
 
-fn trace_link<P: Packet + Send + 'static>(t: &sc::TraceConfig) -> Result<BuiltLink<P>, BuildError> {
+/// The fastest trace-driven link: 10 Gbit/s on average, as the scenario's rates.
+const MAX_TRACE_RATE_BPS: f64 = 1e10;
+
+fn read_trace(t: &sc::TraceConfig) -> Result<airlink_link::Trace, BuildError> {
     let trace = airlink_link::Trace::from_file(std::path::Path::new(&t.file))
         .map_err(|e| BuildError(format!("downlink.trace.file: {e}")))?;
+    if trace.mean_rate_bps() > MAX_TRACE_RATE_BPS {
+        return Err(BuildError(format!(
+            "downlink.trace.file: {}: a mean rate of {:.3e} bit/s: expected at most 10 Gbit/s",
+            t.file,
+            trace.mean_rate_bps()
+        )));
+    }
+    Ok(trace)
+}
+
+fn trace_link<P: Packet + Send + 'static>(t: &sc::TraceConfig) -> Result<BuiltLink<P>, BuildError> {
+    let trace = read_trace(t)?;
     let params = airlink_link::TraceParams { delay: t.delay.0, queue_limit: queue_limit(t.queue) };
     Ok(BuiltLink { name: "downlink", model: "trace", link: Box::new(airlink_link::TraceLink::new(trace, params)) })
 }
@@ -383,6 +646,7 @@ pub fn scenario_flow(f: &sc::FlowConfig, i: usize) -> Result<Flow, BuildError> {
 impl Simulation {
     /// Builds the scenario's models. `record` turns the time series on.
     pub fn new(s: &sc::Scenario, record: bool) -> Result<Simulation, BuildError> {
+        let s = &resolve(s)?;
         let seed = s.seed;
         // Link ids: 0 wired.down, 1 downlink, 2 uplink, 3 wired.up, then each flow's access
         // links (down, up).
