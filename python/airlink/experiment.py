@@ -121,11 +121,11 @@ class _Where:
 
     def error(self, what: str, *keys: str) -> ExperimentError:
         for key in keys:
-            pattern = re.compile(rf'^\s*(\[+\s*)?"?{re.escape(key)}"?\s*(=|\]|$)')
+            # `key = ...`, `"key" = ...`, `[key]` or `[table.key]`
+            pattern = re.compile(rf'^\s*(\[+[^\]"]*?)?"?{re.escape(key)}"?\s*(=|\]|$)')
             for number, line in enumerate(self.lines, 1):
                 if pattern.search(line):
-                    column = line.index(key) + 1
-                    return ExperimentError(f"{self.path}:{number}:{column}: {what}")
+                    return ExperimentError(f"{self.path}:{number}:{len(line) - len(line.lstrip()) + 1}: {what}")
         return ExperimentError(f"{self.path}: {what}")
 
 
@@ -219,10 +219,11 @@ def load_experiment(path: str | Path) -> Experiment:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        # tomllib's message ends with "(at line L, column C)"
-        m = re.search(r"\(at line (\d+), column (\d+)\)", str(e))
-        what = re.sub(r"\s*\(at line.*\)$", "", str(e))
-        raise ExperimentError(f"{path}:{m[1]}:{m[2]}: {what}" if m else f"{path}: {e}") from None
+        # tomllib's message ends with "(at line L, column C)" or "(at end of document)"
+        m = re.search(r"\(at line (\d+), column (\d+)\)$", str(e))
+        line, column = (m[1], m[2]) if m else (len(text.splitlines()) or 1, len((text.splitlines() or [""])[-1]) + 1)
+        what = re.sub(r"\s*\(at (line|end).*\)$", "", str(e))
+        raise ExperimentError(f"{path}:{line}:{column}: {what}, expected valid TOML") from None
     where = _Where(path, text)
     if unknown := sorted(set(doc) - {"experiment", "vary", "repetitions"}):
         raise where.error(f"unknown table [{unknown[0]}], expected [experiment], [vary] and [repetitions]", unknown[0])
