@@ -132,6 +132,14 @@ def test_bad_experiment_exits_2_before_any_run(tmp_path: Path, airlink_cli) -> N
     assert not (tmp_path / "out").exists()
 
 
+def test_a_metric_missing_from_the_summaries_stops_after_the_first_round(tmp_path: Path) -> None:
+    path = write_experiment(tmp_path, 'metrics = ["flows.*.goodput"]\n[repetitions]\nrule = "t"\nmax = 50\n')
+    with pytest.raises(ex.ExperimentError, match=r"exp.toml:3:1: metric 'flows.\*.goodput' has no value in any "
+                                                  r"run; flow fields are .*goodput_bps"):
+        airlink.sweep(path, tmp_path / "out")
+    assert len(list((tmp_path / "out/runs").glob("*.json"))) == 3
+
+
 # --- sweeps on a real scenario ----------------------------------------------------------------
 
 

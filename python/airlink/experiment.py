@@ -360,6 +360,17 @@ def dccp_n(series: Sequence[Sequence[float]], rep: Repetitions) -> int:
     return min(needed, rep.max)
 
 
+def check_metrics_found(exp: Experiment, runs: Sequence[Mapping[str, Any]]) -> None:
+    """After the first runs: a metric no run has a value for is a typo, not a noisy metric (the
+    rules would otherwise run every configuration to its maximum)."""
+    ok = [r["metrics"] for r in runs if r["status"] == "ok"]
+    for metric in exp.metrics if ok else ():
+        if all(math.isnan(v) for m in ok for v in m[metric].values()):
+            flows = sorted({k for r in runs if r["summary"] for f in r["summary"]["flows"] for k in f})
+            raise _Where(exp.path, exp.text).error(
+                f"metric {metric!r} has no value in any run; flow fields are {', '.join(flows)}", "metrics")
+
+
 def describe(exp: Experiment) -> str:
     """One line about what an experiment runs."""
     r = exp.repetitions

@@ -110,6 +110,8 @@ def run_experiment(experiment: ex.Experiment | str | Path, out: str | Path | Non
                 for f in futures:
                     f.cancel()  # runs already started finish in the core; their records are lost
                 raise
+            if not decided:  # the first round
+                ex.check_metrics_found(exp, list(records.values()))
             for c in exp.configs:
                 i = c.index
                 if i in decided:
