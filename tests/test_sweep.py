@@ -180,12 +180,19 @@ max = 60
 
 def test_rerun_skips_done_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = write_experiment(tmp_path, '[vary]\n"downlink.pipe.loss" = [0.0, 0.01]\n[repetitions]\ncount = 3\n')
+    real = experiment_run._run
     first = airlink.sweep(path, tmp_path / "out", jobs=2)
     assert len(first) == 2 * 3 * 2  # configurations × repetitions × flows
     calls = []
     monkeypatch.setattr(experiment_run, "_run", lambda *a: calls.append(a))
     pd.testing.assert_frame_equal(airlink.sweep(path, tmp_path / "out"), first)
     assert calls == []
+    # A record a power cut emptied is not misread: that run alone runs again.
+    emptied = tmp_path / "out/runs" / f"{first['key'].iloc[0]}.json"
+    emptied.write_bytes(b"")
+    monkeypatch.setattr(experiment_run, "_run", lambda *a: calls.append(a) or real(*a))
+    pd.testing.assert_frame_equal(airlink.sweep(path, tmp_path / "out"), first)
+    assert [c[2] for c in calls] == [first["seed"].iloc[0]]
 
 
 def test_a_run_that_raises_is_retried_then_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
