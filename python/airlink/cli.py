@@ -117,10 +117,11 @@ def sweep(experiment: Path, out: Path | None, jobs: int | None) -> None:
     The store holds runs.parquet (a row per run and flow), metrics.parquet, summary.parquet and
     manifest.json. Done runs are skipped, so an interrupted sweep resumes where it stopped.
     """
+    from airlink import experiment as ex
     from airlink import experiment_run, store
 
-    exp = experiment_run.ex.load_experiment(experiment)
-    click.echo(experiment_run.ex.describe(exp), err=True)
+    exp = ex.load_experiment(experiment)
+    click.echo(ex.describe(exp), err=True)
     root = experiment_run.run_experiment(exp, out, jobs=jobs, progress=sys.stderr.isatty())
     click.echo(store.format_summary(store.load(root, "summary"), list(exp.parameters)))
     click.echo(f"results: {root}")

@@ -246,6 +246,9 @@ def load_experiment(path: str | Path) -> Experiment:
                           f"\"flows.*.goodput_bps\", \"flows.0.retransmissions\", \"links.downlink.loss_drops\"; "
                           f"got {metrics!r}", "metrics")
     flow_class = head.get("flow_class", "protocol")
+    if not isinstance(flow_class, str):
+        raise where.error(f"experiment.flow_class names a flow field such as \"protocol\", got {flow_class!r}",
+                          "flow_class")
     vary = doc.get("vary", {})
     if not isinstance(vary, dict):
         raise where.error("[vary] must be a table of parameter = [values]", "vary")

@@ -86,7 +86,7 @@ def run_experiment(experiment: ex.Experiment | str | Path, out: str | Path | Non
     records: dict[tuple[int, int], dict[str, Any]] = {}
     with ThreadPoolExecutor(max_workers=jobs or default_jobs()) as pool, \
             tqdm(total=0, desc="runs", unit="run", file=sys.stderr, disable=not progress) as bar:
-        failed = 0
+        failed, first_round = 0, True
         while len(decided) < len(exp.configs):
             wanted = [(c, r) for c in exp.configs if c.index not in decided for r in range(planned[c.index])
                       if (c.index, r) not in records]
@@ -108,10 +108,11 @@ def run_experiment(experiment: ex.Experiment | str | Path, out: str | Path | Non
                     bar.update()
             except BaseException:
                 for f in futures:
-                    f.cancel()  # runs already started finish in the core; their records are lost
+                    f.cancel()  # runs already started finish in the core and are stored
                 raise
-            if not decided:  # the first round
+            if first_round:
                 ex.check_metrics_found(exp, list(records.values()))
+                first_round = False
             for c in exp.configs:
                 i = c.index
                 if i in decided:
