@@ -17,8 +17,6 @@ import click
 
 from airlink import _core, runner
 from airlink.atomic import FolderExistsError
-from airlink.experiment import ExperimentError
-from airlink.store import StoreError
 from airlink.studies import STUDIES
 from airlink.summary_text import format_flows, format_summary
 from airlink.version import version
@@ -39,10 +37,10 @@ class AirlinkGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (_core.ScenarioError, ExperimentError) as e:
+        except _core.ScenarioError as e:
             click.echo(str(e), err=True)
             ctx.exit(EXIT_BAD_INPUT)
-        except (FolderExistsError, FileNotFoundError, StoreError) as e:
+        except (FolderExistsError, FileNotFoundError) as e:
             click.echo(f"airlink: {e}", err=True)
             ctx.exit(EXIT_REFUSED)
         except KeyboardInterrupt:
@@ -104,27 +102,6 @@ def check(scenario: Path, overrides: tuple[str, ...], as_json: bool) -> None:
     else:
         click.echo(f"{scenario}: valid", err=True)
         click.echo(resolved, nl=not resolved.endswith("\n"))
-
-
-@cli.command()
-@click.argument("experiment", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              help="Result store (default: <experiment name>.sweep); a re-run resumes it.")
-@click.option("--jobs", type=click.IntRange(1), help="Parallel runs (default: the number of CPUs).")
-def sweep(experiment: Path, out: Path | None, jobs: int | None) -> None:
-    """Run an EXPERIMENT file (a scenario, parameters to vary, metrics, repetitions) into a store.
-
-    The store holds runs.parquet (a row per run and flow), metrics.parquet, summary.parquet and
-    manifest.json. Done runs are skipped, so an interrupted sweep resumes where it stopped.
-    """
-    from airlink import experiment as ex
-    from airlink import experiment_run, store
-
-    exp = ex.load_experiment(experiment)
-    click.echo(ex.describe(exp), err=True)
-    root = experiment_run.run_experiment(exp, out, jobs=jobs, progress=sys.stderr.isatty())
-    click.echo(store.format_summary(store.load(root, "summary"), list(exp.parameters)))
-    click.echo(f"results: {root}")
 
 
 def _parse_limits(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...] | None:
@@ -471,6 +448,27 @@ def validate_tcp(quick: bool, preset: str | None, seed: int, seconds: float | No
         report = v.run(points, tmp, preset=preset, seed=seed, progress=lambda m: click.echo(m, err=True))
     click.echo(v.format_text(report))
     click.echo(f"report: {out / 'index.html'}")
+
+
+@cli.command()
+@click.argument("experiment", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Result store (default: <experiment name>.sweep); a re-run resumes it.")
+@click.option("--jobs", type=click.IntRange(1), help="Parallel runs (default: the number of CPUs).")
+def sweep(experiment: Path, out: Path | None, jobs: int | None) -> None:
+    """Run an EXPERIMENT file (a scenario, parameters to vary, metrics, repetitions) into a store.
+
+    The store holds runs.parquet (a row per run and flow), metrics.parquet, summary.parquet and
+    manifest.json. Done runs are skipped, so an interrupted sweep resumes where it stopped.
+    """
+    from airlink import experiment as ex
+    from airlink import experiment_run, store
+
+    exp = ex.load_experiment(experiment)
+    click.echo(ex.describe(exp), err=True)
+    root = experiment_run.run_experiment(exp, out, jobs=jobs, progress=sys.stderr.isatty())
+    click.echo(store.format_summary(store.load(root, "summary"), list(exp.parameters)))
+    click.echo(f"results: {root}")
 
 
 @cli.command()

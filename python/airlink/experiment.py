@@ -46,8 +46,9 @@ RULES = ("fixed", "t", "dccp")
 DCCP_PILOT = 3  # [S3] n_base
 
 
-class ExperimentError(ValueError):
-    """An experiment file is invalid; the message is ``path:line:col: what``."""
+class ExperimentError(_core.ScenarioError):
+    """An experiment file is invalid; the message is ``path:line:col: what``. A kind of scenario
+    error, so the CLI reports it the same way (one line, exit code 2)."""
 
 
 @dataclass(frozen=True)

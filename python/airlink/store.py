@@ -26,15 +26,15 @@ from typing import Any
 import pandas as pd
 
 from airlink import stats
-from airlink.atomic import _pid_alive
+from airlink.atomic import FolderExistsError, _pid_alive
 from airlink.version import version
 
 FORMAT = 1
 MANIFEST = "manifest.json"
 
 
-class StoreError(ValueError):
-    """A folder is not a store this airlink can use."""
+class StoreError(FolderExistsError):
+    """A folder is not a store this airlink can use (the CLI refuses it with exit code 1)."""
 
 
 def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
