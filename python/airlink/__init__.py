@@ -16,9 +16,11 @@ refused
 
 from airlink._core import ScenarioError
 from airlink.results import RunResult, read_results
+from airlink.experiment_run import sweep
 from airlink.runner import run
+from airlink.store import load
 from airlink.version import version as _version
 
 __version__: str = _version()
 
-__all__ = ["RunResult", "ScenarioError", "__version__", "read_results", "run"]
+__all__ = ["RunResult", "ScenarioError", "__version__", "load", "read_results", "run", "sweep"]

@@ -542,6 +542,27 @@ def validate_tcp(quick: bool, preset: str | None, seed: int, seconds: float | No
 
 
 @cli.command()
+@click.argument("experiment", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Result store (default: <experiment name>.sweep); a re-run resumes it.")
+@click.option("--jobs", type=click.IntRange(1), help="Parallel runs (default: the number of CPUs).")
+def sweep(experiment: Path, out: Path | None, jobs: int | None) -> None:
+    """Run an EXPERIMENT file (a scenario, parameters to vary, metrics, repetitions) into a store.
+
+    The store holds runs.parquet (a row per run and flow), metrics.parquet, summary.parquet and
+    manifest.json. Done runs are skipped, so an interrupted sweep resumes where it stopped.
+    """
+    from airlink import experiment as ex
+    from airlink import experiment_run, store
+
+    exp = ex.load_experiment(experiment)
+    click.echo(ex.describe(exp), err=True)
+    root = experiment_run.run_experiment(exp, out, jobs=jobs, progress=sys.stderr.isatty())
+    click.echo(store.format_summary(store.load(root, "summary"), list(exp.parameters)))
+    click.echo(f"results: {root}")
+
+
+@cli.command()
 @json_option
 def doctor(as_json: bool) -> None:
     """Check what this machine allows the emulator: namespaces, TUN, privileges, congestion controls, RT."""

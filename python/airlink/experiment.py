@@ -1,0 +1,389 @@
+"""Experiment files: a base scenario, parameters to vary, metrics and a repetition rule.
+
+An experiment is a TOML file (parsed with the standard library's ``tomllib``)::
+
+    [experiment]
+    scenario = "../scenarios/transport/pipe.toml"   # relative to this file
+    seed = 1                                         # seeds of repetition i are common to all configurations
+    metrics = ["flows.*.goodput_bps"]                # summary paths; flows.* is averaged per flow class
+    flow_class = "protocol"                          # the flow field that names a class
+
+    [vary]                                           # crossed: every combination
+    "downlink.pipe.loss" = [0.0, 0.01]
+    "downlink.pipe.delay" = { start = 5, stop = 15, step = 5, unit = "ms" }
+
+    [vary.zip]                                       # zipped: element by element, crossed with the rest
+    "downlink.pipe.rate" = ["5 Mbit/s", "10 Mbit/s"]
+    "downlink.pipe.queue" = ["31250 B", "62500 B"]
+
+    [repetitions]
+    rule = "t"            # "fixed" (count), "t" (Student-t until ±precision), "dccp" ([S3] eq. 15)
+    precision = 0.05
+    min = 3
+    max = 30
+    metrics = ["flows.*.goodput_bps"]                # which metrics drive n (default: all)
+
+Everything is validated before a run starts; errors name the file, line and column.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from airlink import _core, stats
+
+RULES = ("fixed", "t", "dccp")
+DCCP_PILOT = 3  # [S3] n_base
+
+
+class ExperimentError(_core.ScenarioError):
+    """An experiment file is invalid; the message is ``path:line:col: what``. A kind of scenario
+    error, so the CLI reports it the same way (one line, exit code 2)."""
+
+
+@dataclass(frozen=True)
+class Repetitions:
+    rule: str  # one of RULES
+    count: int = 0  # fixed
+    precision: float = 0.05  # t and dccp: the interval's half-width as a fraction of the mean
+    min: int = 3
+    max: int = 30
+    metrics: tuple[str, ...] = ()  # which metrics drive n
+
+    @property
+    def interval(self) -> str:
+        """The quantile the reported intervals use: [S3]'s z = 1.96 for its rule, else Student-t."""
+        return "z" if self.rule == "dccp" else "t"
+
+
+@dataclass(frozen=True)
+class Config:
+    """One point of the grid: its parameter values, the overrides they make, the resolved scenario."""
+
+    index: int
+    params: tuple[tuple[str, Any], ...]
+    overrides: tuple[str, ...]
+    resolved: str
+
+
+@dataclass(frozen=True)
+class Experiment:
+    path: Path
+    text: str
+    scenario_path: Path
+    scenario_text: str
+    seed: int
+    metrics: tuple[str, ...]
+    flow_class: str
+    parameters: tuple[str, ...]
+    configs: tuple[Config, ...]
+    repetitions: Repetitions
+    input_hashes: dict[str, str] = field(default_factory=dict)
+
+    def run_seed(self, repetition: int) -> int:
+        return run_seed(self.seed, repetition)
+
+
+def run_seed(experiment_seed: int, repetition: int) -> int:
+    """The seed of repetition ``repetition``: the same for every configuration (common random
+    numbers), independent streams across repetitions (numpy's SeedSequence hashing)."""
+    state = np.random.SeedSequence([experiment_seed, repetition]).generate_state(1, np.uint64)[0]
+    return int(state) >> 1  # 63 bits: a signed 64-bit column in Parquet holds it
+
+
+def run_key(resolved: str, seed: int) -> str:
+    """The store key of a run: a hash of its full resolved scenario and its seed."""
+    return hashlib.sha256(f"{resolved}\n# seed = {seed}\n".encode()).hexdigest()[:24]
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsing and validation
+
+
+class _Where:
+    """Error positions in the experiment text: tomllib's own, or the first line naming a key."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path, self.lines = path, text.splitlines()
+
+    def error(self, what: str, *keys: str) -> ExperimentError:
+        for key in keys:
+            # `key = ...`, `"key" = ...`, `[key]` or `[table.key]`
+            pattern = re.compile(rf'^\s*(\[+[^\]"]*?)?"?{re.escape(key)}"?\s*(=|\]|$)')
+            for number, line in enumerate(self.lines, 1):
+                if pattern.search(line):
+                    return ExperimentError(f"{self.path}:{number}:{len(line) - len(line.lstrip()) + 1}: {what}")
+        return ExperimentError(f"{self.path}: {what}")
+
+
+def _override_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value) if isinstance(value, str) else repr(value)
+
+
+def _expand(name: str, spec: Any, where: _Where) -> list[Any]:
+    """A parameter's values: a list, or a range table {start, stop, step[, unit]} with ``stop`` included."""
+    if isinstance(spec, list):
+        if not spec:
+            raise where.error(f"parameter {name!r} has no values", name)
+        return spec
+    if isinstance(spec, dict):
+        unknown = set(spec) - {"start", "stop", "step", "unit"}
+        missing = {"start", "stop", "step"} - set(spec)
+        if unknown or missing:
+            raise where.error(f"range {name!r} takes start, stop, step and optionally unit "
+                              f"(missing {sorted(missing)}, unknown {sorted(unknown)})", name)
+        start, stop, step = spec["start"], spec["stop"], spec["step"]
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (start, stop, step)):
+            raise where.error(f"range {name!r}: start, stop and step must be numbers", name)
+        if step == 0 or (stop - start) / step < 0:
+            raise where.error(f"range {name!r}: step {step} never gets from {start} to {stop}", name)
+        count = math.floor((stop - start) / step + 1e-9) + 1
+        integral = all(isinstance(v, int) for v in (start, stop, step))
+        values: list[Any] = [start + i * step if integral else round(start + i * step, 12) for i in range(count)]
+        unit = spec.get("unit")
+        return [f"{v} {unit}" for v in values] if unit else values
+    raise where.error(f"parameter {name!r}: expected a list of values or a range table", name)
+
+
+def _grid(vary: Mapping[str, Any], where: _Where) -> list[tuple[tuple[str, Any], ...]]:
+    crossed = {k: _expand(k, v, where) for k, v in vary.items() if k != "zip"}
+    axes: list[list[tuple[tuple[str, Any], ...]]] = [[((k, v),) for v in vs] for k, vs in crossed.items()]
+    zipped = vary.get("zip", {})
+    if not isinstance(zipped, dict):
+        raise where.error("[vary.zip] must be a table of equally long lists", "zip")
+    if zipped:
+        columns = {k: _expand(k, v, where) for k, v in zipped.items()}
+        lengths = {k: len(v) for k, v in columns.items()}
+        if len(set(lengths.values())) != 1:
+            raise where.error(f"zipped parameters must have equally many values, got {lengths}", "zip")
+        axes.append([tuple(zip(columns, row)) for row in zip(*columns.values())])
+    return [tuple(itertools.chain.from_iterable(point)) for point in itertools.product(*axes)]
+
+
+def _int(table: Mapping[str, Any], key: str, default: int, lowest: int, where: _Where) -> int:
+    value = table.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool) or value < lowest:
+        raise where.error(f"repetitions.{key} must be an integer ≥ {lowest}, got {value!r}", key)
+    return value
+
+
+def _repetitions(table: Mapping[str, Any], metrics: Sequence[str], where: _Where) -> Repetitions:
+    known = {"rule", "count", "precision", "min", "max", "metrics"}
+    if unknown := sorted(set(table) - known):
+        raise where.error(f"unknown key {unknown[0]!r} in [repetitions], expected one of {sorted(known)}", unknown[0])
+    rule = table.get("rule", "fixed")
+    if rule not in RULES:
+        raise where.error(f"repetitions.rule must be one of {', '.join(RULES)}, got {rule!r}", "rule")
+    if rule == "fixed":
+        return Repetitions(rule, count=_int(table, "count", 1, 1, where))
+    precision = table.get("precision", 0.05)
+    if not isinstance(precision, int | float) or isinstance(precision, bool) or not 0 < precision < 1:
+        raise where.error(f"repetitions.precision is the half-width as a fraction of the mean, "
+                          f"0 < precision < 1, got {precision!r}", "precision")
+    low = _int(table, "min", DCCP_PILOT if rule == "dccp" else 3, 2, where)
+    high = _int(table, "max", 30 if rule == "t" else 1000, low, where)
+    if rule == "dccp" and low != DCCP_PILOT:
+        raise where.error(f"the dccp rule runs a pilot of {DCCP_PILOT}; repetitions.min cannot change it", "min")
+    driving = table.get("metrics", list(metrics))
+    if not isinstance(driving, list) or not driving or any(m not in metrics for m in driving):
+        raise where.error(f"repetitions.metrics must name metrics of experiment.metrics {list(metrics)}, "
+                          f"got {driving!r}", "metrics")
+    return Repetitions(rule, precision=float(precision), min=low, max=high, metrics=tuple(driving))
+
+
+METRIC = re.compile(r"^(flows\.(\*|\d+)|links\.[^.]+)(\.[A-Za-z0-9_]+)+$|^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    """Parses and validates an experiment file, and resolves every configuration of its grid."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ExperimentError(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        # tomllib's message ends with "(at line L, column C)" or "(at end of document)"
+        m = re.search(r"\(at line (\d+), column (\d+)\)$", str(e))
+        line, column = (m[1], m[2]) if m else (len(text.splitlines()) or 1, len((text.splitlines() or [""])[-1]) + 1)
+        what = re.sub(r"\s*\(at (line|end).*\)$", "", str(e))
+        raise ExperimentError(f"{path}:{line}:{column}: {what}, expected valid TOML") from None
+    where = _Where(path, text)
+    if unknown := sorted(set(doc) - {"experiment", "vary", "repetitions"}):
+        raise where.error(f"unknown table [{unknown[0]}], expected [experiment], [vary] and [repetitions]", unknown[0])
+    head = doc.get("experiment")
+    if not isinstance(head, dict) or "scenario" not in head:
+        raise where.error("[experiment] with a scenario = \"path\" is required", "experiment")
+    if unknown := sorted(set(head) - {"scenario", "seed", "metrics", "flow_class"}):
+        raise where.error(f"unknown key {unknown[0]!r} in [experiment]", unknown[0])
+    scenario_path = (path.parent / head["scenario"]).resolve()
+    try:
+        scenario_text = scenario_path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise where.error(f"cannot read scenario {str(scenario_path)!r}: {e.strerror}", "scenario") from None
+    seed = head.get("seed", 1)
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**63:
+        raise where.error(f"experiment.seed must be a non-negative integer, got {seed!r}", "seed")
+    metrics = head.get("metrics", ["flows.*.goodput_bps"])
+    if not isinstance(metrics, list) or not metrics or not all(isinstance(m, str) and METRIC.match(m) for m in metrics):
+        raise where.error("experiment.metrics must be a non-empty list of summary paths such as "
+                          f"\"flows.*.goodput_bps\", \"flows.0.retransmissions\", \"links.downlink.loss_drops\"; "
+                          f"got {metrics!r}", "metrics")
+    flow_class = head.get("flow_class", "protocol")
+    if not isinstance(flow_class, str):
+        raise where.error(f"experiment.flow_class names a flow field such as \"protocol\", got {flow_class!r}",
+                          "flow_class")
+    vary = doc.get("vary", {})
+    if not isinstance(vary, dict):
+        raise where.error("[vary] must be a table of parameter = [values]", "vary")
+    points = _grid(vary, where)
+    if not points:
+        raise where.error("the grid is empty", "vary")
+    repetitions = _repetitions(doc.get("repetitions", {}), metrics, where)
+
+    configs = []
+    for index, params in enumerate(points):
+        overrides = tuple(f"{k}={_override_value(v)}" for k, v in params)
+        try:
+            resolved = _core.check_scenario(scenario_text, str(scenario_path), list(overrides))
+        except _core.ScenarioError as e:
+            names = [k for k, _ in params if f"--set {k}=" in str(e)] or ["vary"]
+            raise where.error(f"{e}", *names) from None
+        configs.append(Config(index, params, overrides, resolved))
+    parameters = tuple(k for k, _ in points[0])
+    return Experiment(
+        path=path, text=text, scenario_path=scenario_path, scenario_text=scenario_text, seed=seed,
+        metrics=tuple(metrics), flow_class=flow_class, parameters=parameters, configs=tuple(configs),
+        repetitions=repetitions,
+        input_hashes={str(path.resolve()): sha256_file(path), str(scenario_path): sha256_file(scenario_path)},
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Metrics of one run
+
+
+def _dig(node: Any, parts: Sequence[str]) -> float:
+    for part in parts:
+        if not isinstance(node, dict) or node.get(part) is None:
+            return math.nan
+        node = node[part]
+    return float(node) if isinstance(node, int | float) and not isinstance(node, bool) else math.nan
+
+
+def run_metrics(summary: Mapping[str, Any], metric: str, flow_class: str = "protocol") -> dict[str, float]:
+    """One run's values of ``metric``: {class: value}. ``flows.*.X`` gives the mean of X over the
+    flows of each class; any other path gives one value under the class ``"all"``."""
+    parts = metric.split(".")
+    if parts[0] == "flows" and parts[1] == "*":
+        groups: dict[str, list[float]] = {}
+        for flow in summary.get("flows", []):
+            value = _dig(flow, parts[2:])
+            if not math.isnan(value):
+                groups.setdefault(str(flow.get(flow_class)), []).append(value)
+        return {k: stats.mean(v) for k, v in groups.items()}
+    if parts[0] == "flows":
+        flows = [f for f in summary.get("flows", []) if str(f.get("id")) == parts[1]]
+        return {"all": _dig(flows[0], parts[2:]) if flows else math.nan}
+    if parts[0] == "links":
+        links = [link for link in summary.get("links", []) if link.get("name") == parts[1]]
+        return {"all": _dig(links[0], parts[2:]) if links else math.nan}
+    return {"all": _dig(summary, parts)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Repetition rules
+
+
+def _values(xs: Sequence[float]) -> list[float]:
+    """The samples of a series indexed by repetition: failed runs and missing values are NaN."""
+    return [x for x in xs if not math.isnan(x)]
+
+
+def t_satisfied(xs: Sequence[float], precision: float) -> bool:
+    """Student-t: the 95 % half-width is within ±precision of the mean (a constant sample is)."""
+    xs = _values(xs)
+    if len(xs) < 2:
+        return False
+    sd = stats.sample_sd(xs)
+    return sd == 0 or stats.t_halfwidth_of(sd, len(xs)) <= precision * abs(stats.mean(xs))
+
+
+def t_stop(series: Sequence[Sequence[float]], done: int, rep: Repetitions) -> int | None:
+    """The t rule's n: the smallest n in [min, max] at which the first n repetitions of every
+    driving series satisfy it, or ``max``; ``None`` while the ``done`` repetitions at hand do not
+    decide. Checking every prefix makes n independent of how many runs were started at once."""
+    for n in range(rep.min, min(done, rep.max) + 1):
+        if all(t_satisfied(s[:n], rep.precision) for s in series):
+            return n
+    return rep.max if done >= rep.max else None
+
+
+def t_guess(series: Sequence[Sequence[float]], done: int, rep: Repetitions) -> int:
+    """How many repetitions to have before checking again: the t rule's estimate from the
+    current spread (at least one more), so a configuration needs few rounds."""
+    guess = done + 1
+    for s in series:
+        xs = _values(s[:done])
+        sd, m = stats.sample_sd(xs), stats.mean(xs)
+        if len(xs) >= 2 and sd > 0 and m != 0:
+            try:
+                guess = max(guess, stats.replications_needed_t(sd, m, rep.precision, done + 1, rep.max))
+            except ValueError:  # more than max
+                guess = rep.max
+    return min(guess, rep.max)
+
+
+def dccp_n(series: Sequence[Sequence[float]], rep: Repetitions) -> int:
+    """[S3] eq. 15 from the 3 pilot runs: n = max(3, ⌈(1.96·s/(precision·x̄))²⌉), the maximum over
+    the driving series, at most ``max``."""
+    needed = DCCP_PILOT
+    for s in series:
+        pilot = _values(s[:DCCP_PILOT])
+        sd, m = stats.sample_sd(pilot), stats.mean(pilot)
+        if math.isnan(sd) or sd == 0:
+            continue
+        needed = max(needed, rep.max if m == 0 else stats.replications_needed(sd, m, rep.precision))
+    return min(needed, rep.max)
+
+
+def check_metrics_found(exp: Experiment, runs: Sequence[Mapping[str, Any]]) -> None:
+    """After the first runs: a metric no run has a value for is a typo, not a noisy metric (the
+    rules would otherwise run every configuration to its maximum)."""
+    ok = [r["metrics"] for r in runs if r["status"] == "ok"]
+    for metric in exp.metrics if ok else ():
+        if all(math.isnan(v) for m in ok for v in m[metric].values()):
+            flows = sorted({k for r in runs if r["summary"] for f in r["summary"]["flows"] for k in f})
+            raise _Where(exp.path, exp.text).error(
+                f"metric {metric!r} has no value in any run; flow fields are {', '.join(flows)}", "metrics")
+
+
+def describe(exp: Experiment) -> str:
+    """One line about what an experiment runs."""
+    r = exp.repetitions
+    how = f"{r.count} repetitions" if r.rule == "fixed" else f"rule {r.rule}, ±{r.precision:.0%}, n ≤ {r.max}"
+    return f"{len(exp.configs)} configurations × ({how}) of {exp.scenario_path.name}"
+
+
+def manifest_entry(exp: Experiment) -> dict[str, Any]:
+    """The experiment as a store's manifest records it."""
+    return {"file": str(exp.path.resolve()), "text": exp.text, "seed": exp.seed, "metrics": list(exp.metrics),
+            "flow_class": exp.flow_class, "parameters": list(exp.parameters), "rule": exp.repetitions.rule,
+            "interval": exp.repetitions.interval, "configurations": len(exp.configs)}
