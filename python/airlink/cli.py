@@ -523,8 +523,9 @@ def validate_tcp(quick: bool, preset: str | None, seed: int, seconds: float | No
                  force: bool) -> None:
     """airlink's TCP against the kernel's CUBIC and Reno (iperf3) on the same emulated links, and the
     same seed's simulation: goodput, link losses, retransmissions (spurious ones from the pcaps),
-    timeouts and cwnd, checked against issue 10's bounds. Needs root for the emulated runs (they
-    are reported as skipped otherwise). Writes OUT/index.html, README.md, CSVs and plots."""
+    timeouts and cwnd, checked against the agreement bounds (goodput within 10 %, retransmissions
+    per link loss within 1.2x, timeouts within 2 per 100 s). Needs root for the emulated runs
+    (they are reported as skipped otherwise). Writes OUT/index.html, README.md, CSVs and plots."""
     from airlink import validate as v
     from airlink.atomic import atomic_folder, ensure_writable
 

@@ -18,7 +18,7 @@ segments whose every byte had already arrived), next to each stack's own counter
 (``nstat`` for the kernel, the summary for airlink). The kernel's ``reno`` module is NewReno
 loss recovery with SACK, so it is compared with airlink's ``newreno``.
 
-The report folder holds ``runs.csv`` (every point x stack), ``comparison.csv`` (the issue's
+The report folder holds ``runs.csv`` (every point x stack), ``comparison.csv`` (the agreement
 bounds per point), one PNG per metric (kernel on x, airlink on y), cwnd trajectories of a few
 points, ``README.md`` and ``index.html`` with the tables, and every run's results folder.
 """
@@ -45,7 +45,7 @@ STACKS = ("kernel", "airlink-emu", "airlink-sim")
 CONGESTIONS = ("cubic", "reno")
 #: The kernel's congestion control -> airlink's (the kernel's reno recovers as NewReno with SACK).
 AIRLINK_CONGESTION = {"cubic": "cubic", "reno": "newreno"}
-#: The issue's bounds: goodput within 10 %, retransmissions per link loss within 1.2x, timeouts
+#: The agreement bounds: goodput within 10 %, retransmissions per link loss within 1.2x, timeouts
 #: within 2 per 100 s of the kernel's.
 GOODPUT_REL = 0.10
 RETRANS_FACTOR = 1.2
@@ -115,7 +115,7 @@ def quick_matrix() -> list[Point]:
 
 
 def full_matrix(seconds: float = 20.0) -> list[Point]:
-    """The issue's matrix one dimension at a time around a base point (10 Mbit/s, 20 ms one
+    """The matrix one dimension at a time around a base point (10 Mbit/s, 20 ms one
     way, 1 % loss, 1 BDP, one flow), for CUBIC and Reno: loss 0-3 %, delay 5-300 ms, rate
     1-100 Mbit/s (and 100 Mbit/s without loss), queue 0.25-4 BDP (without loss), two flows, and
     the WIPEMU downlink. 28 points, about 20-25 minutes with 20 s transfers."""
@@ -624,7 +624,7 @@ class Check:
 
 
 def compare(k: Row, a: Row) -> list[Check]:
-    """The issue's bounds for airlink's row ``a`` against the kernel's ``k``."""
+    """The agreement bounds for airlink's row ``a`` against the kernel's ``k``."""
     out = []
     g = a.goodput_bps / k.goodput_bps - 1 if k.goodput_bps else math.nan
     out.append(Check("goodput", k.goodput_bps, a.goodput_bps,
