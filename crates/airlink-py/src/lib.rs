@@ -14,6 +14,12 @@ use std::sync::Mutex;
 create_exception!(_core, ScenarioError, PyValueError, "A scenario file or override is invalid.");
 create_exception!(
     _core,
+    Cancelled,
+    pyo3::exceptions::PyRuntimeError,
+    "A run was stopped because its `cancel` event was set (another run of a sweep failed or was interrupted)."
+);
+create_exception!(
+    _core,
     EmulationError,
     pyo3::exceptions::PyRuntimeError,
     "Emulation could not start or run (privileges, namespaces, TUN devices, output files)."
@@ -26,6 +32,42 @@ fn load(text: &str, source: &str, seed: Option<u64>, overrides: Vec<String>) -> 
         scenario.seed = seed;
     }
     Ok(scenario)
+}
+
+/// Wall time between two looks for signals (Ctrl-C, SIGTERM) and cancel requests while the
+/// core runs with the GIL released: what a signalled run waits at most before it stops.
+const SIGNAL_CHECK_INTERVAL: std::time::Duration = std::time::Duration::from_millis(50);
+/// Events between two looks at the wall clock: far less work than the check interval.
+const SLICE_EVENTS: u64 = 4096;
+
+/// Runs `sim` up to simulated time `until` (or its end) with the GIL released, re-taking it
+/// every `SIGNAL_CHECK_INTERVAL` of wall time to run Python's signal handlers (a raised
+/// KeyboardInterrupt or SystemExit ends the run here) and to look at `cancel`, an object with
+/// `is_set()` such as a `threading.Event` (signals reach only the main thread; a sweep's
+/// worker threads are stopped through it). Returns whether the run has finished.
+fn run_checked(py: Python<'_>, sim: &mut airlink_sim::Simulation, until: Instant, cancel: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+    loop {
+        let reached = py.detach(|| {
+            let slice_start = std::time::Instant::now();
+            loop {
+                if sim.run_until_at_most(until, SLICE_EVENTS) {
+                    return true;
+                }
+                if slice_start.elapsed() >= SIGNAL_CHECK_INTERVAL {
+                    return false;
+                }
+            }
+        });
+        if reached {
+            return Ok(sim.finished());
+        }
+        py.check_signals()?;
+        if let Some(cancel) = cancel {
+            if cancel.call_method0("is_set")?.is_truthy()? {
+                return Err(Cancelled::new_err("run cancelled"));
+            }
+        }
+    }
 }
 
 fn build(s: &Scenario, record: bool) -> PyResult<airlink_sim::Simulation> {
@@ -86,9 +128,10 @@ impl Simulation {
     }
 
     /// Runs until simulated time `t_ns` or the end of the run; returns whether it finished.
-    fn run_until(&mut self, py: Python<'_>, t_ns: u64) -> bool {
-        let sim = self.sim();
-        py.detach(|| sim.run_until(Instant::from_nanos(t_ns)))
+    /// Signals are handled every 50 ms of wall time meanwhile (see `run_checked`).
+    #[pyo3(signature = (t_ns, cancel=None))]
+    fn run_until(&mut self, py: Python<'_>, t_ns: u64, cancel: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+        run_checked(py, self.sim(), Instant::from_nanos(t_ns), cancel)
     }
 
     /// Hands over the buffered time series as {table: {column: list}} and empties them.
@@ -104,16 +147,22 @@ impl Simulation {
 }
 
 /// Runs a scenario to the end without time series and returns its summary JSON. Releases
-/// the GIL, so threads run scenarios in parallel.
+/// the GIL, so threads run scenarios in parallel; raises `Cancelled` soon after `cancel`
+/// (an object with `is_set()`) is set.
 #[pyfunction]
-#[pyo3(signature = (text, source, seed=None, overrides=Vec::new()))]
-fn run_summary(py: Python<'_>, text: &str, source: &str, seed: Option<u64>, overrides: Vec<String>) -> PyResult<String> {
+#[pyo3(signature = (text, source, seed=None, overrides=Vec::new(), cancel=None))]
+fn run_summary(
+    py: Python<'_>,
+    text: &str,
+    source: &str,
+    seed: Option<u64>,
+    overrides: Vec<String>,
+    cancel: Option<&Bound<'_, PyAny>>,
+) -> PyResult<String> {
     let scenario = load(text, source, seed, overrides)?;
     let mut sim = build(&scenario, false)?;
-    Ok(py.detach(move || {
-        sim.run();
-        sim.summary_json()
-    }))
+    run_checked(py, &mut sim, Instant::FAR_FUTURE, cancel)?;
+    Ok(sim.summary_json())
 }
 
 /// Checks a scenario (and overrides) without running it; returns the resolved TOML.
@@ -406,6 +455,7 @@ fn udpgen_recv(py: Python<'_>, bind: &str, seconds: f64, idle: f64, batch: usize
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("EmulationError", m.py().get_type::<EmulationError>())?;
+    m.add("Cancelled", m.py().get_type::<Cancelled>())?;
     m.add_class::<Emulation>()?;
     m.add_function(wrap_pyfunction!(timing_measure, m)?)?;
     m.add_function(wrap_pyfunction!(doctor, m)?)?;
