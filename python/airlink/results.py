@@ -74,6 +74,16 @@ COLUMN_TYPES: dict[str, pa.DataType] = {
 Drained = Mapping[str, Mapping[str, Sequence[Any]]]
 
 
+def import_pandas_now() -> None:
+    """Imports pandas before a run, not in the middle of it.
+
+    pyarrow imports pandas lazily on the first ``pa.array`` call, inside a Cython function
+    that swallows exceptions: a Ctrl-C or SIGTERM arriving during that import (a second or
+    so) would be lost and the run would go on. Imported here, the signal raises as usual.
+    """
+    import pandas  # noqa: F401
+
+
 def to_arrow(columns: Mapping[str, Sequence[Any]]) -> pa.Table:
     """One drained table as an Arrow table with the core's column types."""
     return pa.table({name: pa.array(values, type=COLUMN_TYPES.get(name)) for name, values in columns.items()})
@@ -83,6 +93,7 @@ class ParquetSink:
     """Appends drained chunks to one Parquet file per table, a row group per chunk."""
 
     def __init__(self, folder: Path) -> None:
+        import_pandas_now()
         self.folder = folder
         self._writers: dict[str, pq.ParquetWriter] = {}
         self._empty_schemas: dict[str, pa.Schema] = {}
@@ -113,6 +124,7 @@ class MemorySink:
     """Keeps drained chunks in memory (runs without a results folder)."""
 
     def __init__(self) -> None:
+        import_pandas_now()
         self._chunks: dict[str, list[pa.Table]] = {}
 
     def write(self, drained: Drained) -> None:
