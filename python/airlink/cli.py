@@ -18,7 +18,7 @@ import click
 from airlink import _core, runner
 from airlink.atomic import FolderExistsError
 from airlink.studies import STUDIES
-from airlink.summary_text import format_flows, format_summary
+from airlink.summary_text import flow_labels, format_flows, format_summary
 from airlink.version import version
 
 EXIT_REFUSED = 1
@@ -84,9 +84,9 @@ def run(scenario: Path, seed: int | None, overrides: tuple[str, ...], out: Path 
     command = click.get_current_context().meta.get("airlink.argv", sys.argv)
     result = runner.execute(loaded, out=out, force=force, command=command)
     if as_json:
-        click.echo(result.summary_json)
+        click.echo(json.dumps({**result.summary, "results": str(out)}, indent=2))
     else:
-        click.echo(format_summary(result.summary))
+        click.echo(format_summary(result.summary, result.manifest["resolved_scenario"]))
         click.echo(f"results: {out}")
 
 
@@ -295,26 +295,35 @@ def emulate(scenario: Path, server_cmd: str | None, client_cmd: str | None, seed
     if server_cmd and not client_cmd:
         raise click.UsageError("--server needs --client (with neither, the scenario's flows run with airlink's own transports)")
     command = click.get_current_context().meta.get("airlink.argv", sys.argv)
-    result = emulation.emulate(
-        scenario, client=client_cmd, server=server_cmd, out=out, seed=seed, overrides=overrides, force=force,
-        snaplen=snaplen, realtime=not no_rt, timeout=timeout, server_delay=server_delay, command=command,
-        progress=not as_json and sys.stderr.isatty(),
-    )
+    out = out or emulation.default_out(scenario)
+    try:
+        result = emulation.emulate(
+            scenario, client=client_cmd, server=server_cmd, out=out, seed=seed, overrides=overrides, force=force,
+            snaplen=snaplen, realtime=not no_rt, timeout=timeout, server_delay=server_delay, command=command,
+            progress=not as_json and sys.stderr.isatty(),
+        )
+    except (KeyboardInterrupt, SystemExit) as e:
+        # An interrupted emulation keeps what it measured until then, marked incomplete.
+        code = EXIT_INTERRUPTED if isinstance(e, KeyboardInterrupt) else e.code
+        kept = emulation.interrupted_folder(out)
+        click.echo(f"airlink: interrupted; the run until then is kept in {out} (completed: false)" if kept
+                   else "airlink: interrupted before the emulation ran; nothing was written", err=True)
+        sys.exit(code)
     if as_json:
-        click.echo(json.dumps(result.summary, indent=2))
+        click.echo(json.dumps({**result.summary, "results": str(result.path)}, indent=2))
     else:
-        click.echo(_emulation_text(result.summary))
+        click.echo(_emulation_text(result.summary, result.manifest["resolved_scenario"]))
         click.echo(f"results: {result.path}")
     if not result.completed:
         sys.exit(EXIT_REFUSED)
 
 
-def _emulation_text(summary: dict[str, Any]) -> str:
+def _emulation_text(summary: dict[str, Any], resolved_scenario: str | None = None) -> str:
     dp = summary["datapath"]
     lines = [f"{summary['scenario']}: {'completed' if summary['completed'] else 'NOT completed'} in {summary['duration_s']:.2f} s"]
     for c in summary["commands"]:
         lines.append(f"  {c['side']:<6} exit {c['exit_code']}: {c['command']}")
-    lines.extend(format_flows(summary.get("flows", [])))
+    lines.extend(format_flows(summary.get("flows", []), flow_labels(resolved_scenario)))
     for link in summary["links"]:
         lines.append(f"  {link['name']:<10} {link['model']:<7} in {link['packets_in']:>8}  out {link['packets_out']:>8}  "
                      f"queue drops {link['queue_drops']}  loss {link['loss_drops']}")

@@ -38,7 +38,7 @@ from typing import Any
 from tqdm import tqdm
 
 from airlink import _core
-from airlink.atomic import atomic_folder, ensure_writable
+from airlink.atomic import atomic_folder
 from airlink.results import MANIFEST, SUMMARY, ParquetSink, make_manifest, write_json
 from airlink.version import version
 
@@ -69,6 +69,19 @@ class EmulationResult:
         if self.path is None:
             raise ValueError("this run has no results folder")
         return (self.path / f"{side}.{stream}").read_text(encoding="utf-8", errors="replace")
+
+
+def default_out(scenario: ScenarioPath) -> Path:
+    """The results folder when none is given: results/emulate-<scenario file name>."""
+    return Path("results") / f"emulate-{Path(os.fspath(scenario)).stem}"
+
+
+def interrupted_folder(out: Path) -> bool:
+    """Whether ``out`` holds the results of an interrupted run (what a signal left)."""
+    try:
+        return json.loads((out / SUMMARY).read_text(encoding="utf-8")).get("interrupted") is not None
+    except (OSError, ValueError):
+        return False
 
 
 def _kernel() -> dict[str, str]:
@@ -136,8 +149,7 @@ def emulate(
     if client is None and server is not None:
         raise ValueError("a server command needs a client command (with neither, the scenario's flows run "
                          "with airlink's own transports)")
-    out = Path(out) if out is not None else Path("results") / f"emulate-{Path(os.fspath(scenario)).stem}"
-    ensure_writable(out, replace=force)
+    out = Path(out) if out is not None else default_out(scenario)
     with atomic_folder(out, replace=force) as tmp:
         emu, source = _start(scenario, seed=seed, overrides=overrides, pcap_dir=tmp, snaplen=snaplen, realtime=realtime)
         sink = ParquetSink(tmp)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from airlink import _core
-from airlink.atomic import atomic_folder, ensure_writable
+from airlink.atomic import atomic_folder
 from airlink.results import (
     MANIFEST,
     SUMMARY,
@@ -92,7 +92,6 @@ def execute(
         return RunResult(summary_json, manifest(completed), tables=memory.tables())
 
     out = Path(out)
-    ensure_writable(out, replace=force)
     with atomic_folder(out, replace=force) as tmp:
         sink = ParquetSink(tmp)
         try:
