@@ -309,6 +309,8 @@ def emulate(scenario: Path, server_cmd: str | None, client_cmd: str | None, seed
         click.echo(f"airlink: interrupted; the run until then is kept in {out} (completed: false)" if kept
                    else "airlink: interrupted before the emulation ran; nothing was written", err=True)
         sys.exit(code)
+    for warning in result.summary.get("warnings", []):
+        click.echo(f"airlink: warning: {warning}", err=True)
     if as_json:
         click.echo(json.dumps({**result.summary, "results": str(result.path)}, indent=2))
     else:
@@ -327,10 +329,14 @@ def _emulation_text(summary: dict[str, Any], resolved_scenario: str | None = Non
     for link in summary["links"]:
         lines.append(f"  {link['name']:<10} {link['model']:<7} in {link['packets_in']:>8}  out {link['packets_out']:>8}  "
                      f"queue drops {link['queue_drops']}  loss {link['loss_drops']}")
+    drops = summary["drops"]
+    kernel = ", ".join(f"{side} TUN tx {k['tx_dropped']} rx {k['rx_dropped']}" for side, k in drops["kernel"].items())
+    lines.append(f"  drops the scenario did not ask for: memory bound {sum(drops['in_flight_limit'].values())}, "
+                 f"kernel {kernel or 'n/a'}, records lost {drops['records_lost']}")
     late = dp["lateness"]
     lines.append(f"  lateness us: mean {late['mean_us']:.1f}  p50 {late['p50_us']:.0f}  p99 {late['p99_us']:.0f}  "
                  f"max {late['max_us']:.0f} over {late['packets']} packets; malformed {dp['malformed_client'] + dp['malformed_server']}")
-    for w in summary["realtime"]["warnings"]:
+    for w in summary["realtime"]["warnings"] + summary.get("warnings", []):
         lines.append(f"  warning: {w}")
     return "\n".join(lines)
 

@@ -237,7 +237,8 @@ struct Emulation {
 impl Emulation {
     /// Starts the emulation: namespaces, TUN devices, `[emulation]` settings, datapath.
     #[new]
-    #[pyo3(signature = (text, source, seed=None, overrides=Vec::new(), pcap_dir=None, snaplen=128, realtime=true, guard_us=50, mlock=true))]
+    #[pyo3(signature = (text, source, seed=None, overrides=Vec::new(), pcap_dir=None, snaplen=128, realtime=true, guard_us=50, mlock=true,
+                        max_in_flight_bytes=airlink_emu::datapath::DEFAULT_MAX_IN_FLIGHT_BYTES))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -250,9 +251,10 @@ impl Emulation {
         realtime: bool,
         guard_us: u64,
         mlock: bool,
+        max_in_flight_bytes: u64,
     ) -> PyResult<Self> {
         let scenario = load(text, source, seed, overrides)?;
-        let opts = airlink_emu::EmuOptions { pcap_dir, snaplen, realtime, guard_ns: guard_us * 1000, mlock };
+        let opts = airlink_emu::EmuOptions { pcap_dir, snaplen, realtime, guard_ns: guard_us * 1000, mlock, max_in_flight_bytes };
         let _ = py;
         let emu = airlink_emu::Emulation::start(&scenario, &opts).map_err(emu_err)?;
         Ok(Emulation { emu, scenario, children: Default::default() })
@@ -308,14 +310,22 @@ impl Emulation {
     /// Starts `sh -c command` in the "client" or "server" namespace; output goes to the
     /// given files (or is inherited). Returns a handle for `poll`/`kill`.
     #[pyo3(signature = (side, command, stdout=None, stderr=None, interactive=false))]
-    fn spawn(&mut self, side: &str, command: &str, stdout: Option<std::path::PathBuf>, stderr: Option<std::path::PathBuf>, interactive: bool) -> PyResult<u32> {
+    fn spawn(
+        &mut self,
+        side: &str,
+        command: &str,
+        stdout: Option<std::path::PathBuf>,
+        stderr: Option<std::path::PathBuf>,
+        interactive: bool,
+    ) -> PyResult<u32> {
         let role = match side {
             "client" => airlink_emu::Role::Client,
             "server" => airlink_emu::Role::Server,
             other => return Err(PyValueError::new_err(format!("unknown side {other:?}: expected \"client\" or \"server\""))),
         };
         let open = |p: Option<std::path::PathBuf>| -> PyResult<Option<std::fs::File>> {
-            p.map(|p| std::fs::File::create(&p).map_err(|e| EmulationError::new_err(format!("cannot write {}: {e}", p.display())))).transpose()
+            p.map(|p| std::fs::File::create(&p).map_err(|e| EmulationError::new_err(format!("cannot write {}: {e}", p.display()))))
+                .transpose()
         };
         let child = self.emu.spawn(role, command, open(stdout)?, open(stderr)?, !interactive).map_err(emu_err)?;
         let id = child.id();
