@@ -2,7 +2,7 @@
 
 Layout::
 
-    manifest.json    resolved scenario (TOML text), seed, overrides, versions, command, completed
+    manifest.json    results_format, resolved scenario (TOML text), seed, overrides, versions, command, completed
     summary.json     the core's summary, byte for byte (equal for equal seeds)
     flows.parquet    per-flow samples (time_ns, cwnd_bytes, rate_bps, srtt_us, losses, ...)
     intervals.parquet  iperf's interval reports of UDP and DCCP flows (throughput_bps, lost, jitter_ms)
@@ -213,7 +213,8 @@ class RunResult:
 
     @property
     def completed(self) -> bool:
-        """Every flow delivered all its bytes before the stop time."""
+        """Every flow completed: a flow with a size delivered all its bytes before the stop
+        time; one without (it runs to the stop time) delivered data."""
         return bool(self.summary["completed"])
 
     def table(self, name: str) -> pd.DataFrame:
