@@ -128,20 +128,28 @@ def test_line_rate_of_100_byte_packets(tmp_path: Path, rate: int, count: int) ->
     seconds = count * 800 / (10 * rate)
     res = emulation.emulate(
         s, out=tmp_path / "run", server_delay=0, timeout=120,
-        client=f"{AIRLINK_BIN} udpgen recv --port 9000 --seconds 60 --idle 2 --json",
-        server=f"sleep 0.5; exec {AIRLINK_BIN} udpgen send --to $AIRLINK_CLIENT:9000 --size 72 "
+        client=f"{AIRLINK_BIN} udpgen recv --port 9000 --seconds 60 --idle 2 --ready {tmp_path / 'ready'} --json",
+        server=f"{wait_for(tmp_path / 'ready')}; exec {AIRLINK_BIN} udpgen send --to $AIRLINK_CLIENT:9000 --size 72 "
                f"--rate '{10 * rate} bit/s' --seconds {seconds} --json",
     )
     sent, got = json.loads(res.output("server")), json.loads(res.output("client"))
     dl = res.summary["datapath"]["downlink"]
-    assert sent["packets"] == count and res.summary["links"][1]["queue_drops"] == 0
-    assert got["packets"] == dl["packets"] >= count * 0.95
-    # From the link's departure schedule: exact by construction up to ns rounding.
-    assert dl["scheduled_rate_bps"] == pytest.approx(rate, rel=1e-4)
+    # A sender stalled by a busy machine may send a few less: what it sent all arrives.
+    assert sent["packets"] >= count * 0.9 and res.summary["links"][1]["queue_drops"] == 0
+    assert got["packets"] == dl["packets"] == sent["packets"]
+    # From the link's departure schedule, first to last packet: never faster than the link (up
+    # to ns rounding); slower only by a gap in the sender's stream (udpgen paces in batches:
+    # the first packet may go out alone), which the 99 % bound allows.
+    assert rate * 0.99 < dl["scheduled_rate_bps"] <= rate * (1 + 1e-4)
     # As written to the TUN device (the client pcap's stamps), in the steady middle of the
     # run: one late first or last packet, or a stall the datapath caught up on, cannot move
     # it. The margin is for a busy machine; `airlink bench --emu linerate` reports the figure.
     assert steady_rate_bps(tmp_path / "run" / "client.pcap", ip_bytes=100) == pytest.approx(rate, rel=0.03)
+
+
+def wait_for(ready: Path) -> str:
+    """A shell loop that waits until the receiver created its ready file."""
+    return f"while [ ! -e {ready} ]; do sleep 0.05; done"
 
 
 def steady_rate_bps(pcap: Path, *, ip_bytes: int, lo: float = 0.1, hi: float = 0.9) -> float:
@@ -167,8 +175,9 @@ def test_a_flood_into_a_long_delay_is_bounded_in_bytes_and_its_drops_counted(tmp
     bound = 4_000_000
     res = emulation.emulate(
         scenario(tmp_path, FLOOD), out=tmp_path / "run", server_delay=0, max_in_flight_bytes=bound,
-        client="sleep 3", server=f"sleep 0.5; exec {AIRLINK_BIN} udpgen send --to $AIRLINK_CLIENT:5300 --size 1372 "
-                                 f"--rate '100 Mbit/s' --seconds 1 --json",
+        client=wait_for(tmp_path / "sent"),
+        server=f"{AIRLINK_BIN} udpgen send --to $AIRLINK_CLIENT:5300 --size 1372 --rate '100 Mbit/s' --seconds 1 --json; "
+               f"touch {tmp_path / 'sent'}",
     )
     sent = json.loads(res.output("server"))
     drops, dp = res.summary["drops"], res.summary["datapath"]
@@ -235,14 +244,15 @@ def test_udpgen_overloads_a_pipe_and_the_receiver_accounts_for_every_packet(tmp_
     stray = f"{PY} -c \"import socket,os; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'short', (os.environ['AIRLINK_CLIENT'], 5300))\""
     res = emulation.emulate(
         s, out=tmp_path / "run", server_delay=0, timeout=60,
-        client=f"{AIRLINK_BIN} udpgen recv --port 5300 --seconds 30 --idle 1 --json",
-        server=f"sleep 1; {stray}; exec {AIRLINK_BIN} udpgen send --to $AIRLINK_CLIENT:5300 --size 72 --rate '4 Mbit/s' --seconds 1.5 --json",
+        client=f"{AIRLINK_BIN} udpgen recv --port 5300 --seconds 30 --idle 1 --ready {tmp_path / 'ready'} --json",
+        server=f"{wait_for(tmp_path / 'ready')}; {stray}; exec {AIRLINK_BIN} udpgen send --to $AIRLINK_CLIENT:5300 --size 72 --rate '4 Mbit/s' --seconds 1.5 --json",
     )
     sent = json.loads(res.output("server"))
     got = json.loads(res.output("client"))
     links = res.summary["links"]
-    # The schedule offers exactly rate x duration: 4 Mbit/s of 100-byte IP packets for 1.5 s.
-    assert sent["packets"] == 7500 and sent["send_errors"] == 0
+    # The schedule offers rate x duration: 4 Mbit/s of 100-byte IP packets for 1.5 s (a sender
+    # stalled by a busy machine may send a few less).
+    assert 0.9 * 7500 <= sent["packets"] <= 7500 and sent["send_errors"] == 0
     assert res.summary["datapath"]["packets_read_server"] == sent["packets"] + 1
     assert res.summary["datapath"]["malformed_server"] == 0  # it is valid IP
     # The stray datagram went through the pipe too (if it was not dropped there).

@@ -176,7 +176,7 @@ def test_emulate_without_commands_runs_the_flows_from_the_cli(tmp_path: Path, ai
     s = scenario(tmp_path, LOSSY_TCP.replace('"1500 kB"', '"200 kB"'))
     r = airlink_cli("emulate", s, "--out", tmp_path / "emu")
     assert r.exit_code == 0, r.output
-    assert "flow 0 tcp/veno: 200,000 of 200,000 B" in r.output and "flow 1 tcp/afc" in r.output
+    assert "flow 0 tcp/veno: completed, 200,000 of 200,000 B" in r.output and "flow 1 tcp/afc" in r.output
     r = airlink_cli("emulate", s, "--server", "iperf3 -s -1", "--out", tmp_path / "emu2")
     assert r.exit_code == 2 and "--server needs --client" in r.output
 

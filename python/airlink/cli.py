@@ -422,10 +422,12 @@ def udpgen_send(to: str, size: int, rate: int, seconds: float, batch: int, no_gs
 @click.option("--idle", type=click.FloatRange(0), default=1.0, show_default=True,
               help="Stop when nothing arrived for this long after the first packet (0 = never).")
 @click.option("--batch", type=click.IntRange(1, 1024), default=64, show_default=True, help="Packets per recvmmsg at most.")
+@click.option("--ready", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Create FILE once listening (a sender can wait for it instead of guessing how long start-up takes).")
 @json_option
-def udpgen_recv(port: int, bind: str, seconds: float, idle: float, batch: int, as_json: bool) -> None:
+def udpgen_recv(port: int, bind: str, seconds: float, idle: float, batch: int, ready: str | None, as_json: bool) -> None:
     """Count the packets of `udpgen send`: packets, bytes, arrival times, gaps, malformed."""
-    _udpgen_call(_core.udpgen_recv, as_json, bind=f"{bind}:{port}", seconds=seconds, idle=idle, batch=batch)
+    _udpgen_call(_core.udpgen_recv, as_json, bind=f"{bind}:{port}", seconds=seconds, idle=idle, batch=batch, ready=ready)
 
 
 @cli.command()

@@ -252,6 +252,9 @@ pub struct RecvConfig {
     /// Stop when nothing arrived for this long after the first packet (0 = only the duration).
     pub idle_ns: u64,
     pub batch: usize,
+    /// A file created once the socket is bound: a sender that waits for it loses nothing to a
+    /// receiver that is still starting (seconds on a busy machine).
+    pub ready: Option<std::path::PathBuf>,
 }
 
 impl RecvConfig {
@@ -372,6 +375,9 @@ pub fn recv(cfg: &RecvConfig) -> Result<RecvReport, String> {
     let mut iovs: Vec<libc::iovec> = bufs.iter_mut().map(|b| libc::iovec { iov_base: b.as_mut_ptr().cast(), iov_len: b.len() }).collect();
     // SAFETY: plain data, zero is valid.
     let mut msgs: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; cfg.batch];
+    if let Some(ready) = &cfg.ready {
+        std::fs::write(ready, b"").map_err(|e| format!("cannot create the ready file {}: {e}", ready.display()))?;
+    }
 
     let mut r = RecvReport::default();
     let start = monotonic_ns();
@@ -555,6 +561,7 @@ mod tests {
                     duration_ns: 10_000_000_000,
                     idle_ns: 500_000_000,
                     batch: 64,
+                    ready: None,
                 })
             });
             std::thread::sleep(std::time::Duration::from_millis(100));

@@ -449,14 +449,20 @@ fn udpgen_send(py: Python<'_>, to: &str, size: usize, rate_bps: u64, seconds: f6
 }
 
 /// airlink's UDP packet sink (udpgen): counts what arrives at `bind` ("ADDR:PORT") for at most
-/// `seconds`, or until nothing arrived for `idle` seconds after the first packet (0 = never).
+/// `seconds`, or until nothing arrived for `idle` seconds after the first packet (0 = never);
+/// creates the file `ready` once listening.
 #[pyfunction]
-#[pyo3(signature = (bind, seconds=10.0, idle=1.0, batch=64))]
-fn udpgen_recv(py: Python<'_>, bind: &str, seconds: f64, idle: f64, batch: usize) -> PyResult<String> {
+#[pyo3(signature = (bind, seconds=10.0, idle=1.0, batch=64, ready=None))]
+fn udpgen_recv(py: Python<'_>, bind: &str, seconds: f64, idle: f64, batch: usize, ready: Option<std::path::PathBuf>) -> PyResult<String> {
     use airlink_emu::udpgen;
     let idle_ns = if idle == 0.0 { 0 } else { duration_ns("idle timeout", idle)? };
-    let cfg =
-        udpgen::RecvConfig { bind: socket_addr("bind address", bind)?, duration_ns: duration_ns("duration", seconds)?, idle_ns, batch };
+    let cfg = udpgen::RecvConfig {
+        bind: socket_addr("bind address", bind)?,
+        duration_ns: duration_ns("duration", seconds)?,
+        idle_ns,
+        batch,
+        ready,
+    };
     cfg.validate().map_err(PyValueError::new_err)?;
     let r = py.detach(move || udpgen::recv(&cfg)).map_err(EmulationError::new_err)?;
     Ok(serde_json::to_string(&r).expect("serialises"))
