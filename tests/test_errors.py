@@ -160,6 +160,31 @@ def test_a_set_cancel_event_stops_a_sweep_run_in_its_thread() -> None:
     assert len(outcome) == 1 and isinstance(outcome[0], _core.Cancelled), outcome
 
 
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 128 + signal.SIGTERM)])
+def test_a_signal_stops_udpgen_inside_its_core_call(tmp_path: Path, sig: signal.Signals, code: int) -> None:
+    # The core receives for a minute with the GIL released; the signal must not wait for it.
+    import socket
+
+    ready = tmp_path / "ready"
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen([*AIRLINK_COMMAND, "udpgen", "recv", "--bind", "127.0.0.1", "--port", str(port), "--seconds", "60",
+                             "--ready", str(ready)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        proc.send_signal(sig)
+        _, stderr = proc.communicate(timeout=30)  # without the checks: the minute
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == code, stderr
+    assert b"Traceback" not in stderr
+
+
 def test_killed_run_leaves_no_final_folder_and_its_leftovers_are_swept(tmp_path: Path) -> None:
     out = tmp_path / "r"
     proc = _start_long_run(out)

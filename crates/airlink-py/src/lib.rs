@@ -70,6 +70,34 @@ fn run_checked(py: Python<'_>, sim: &mut airlink_sim::Simulation, until: Instant
     }
 }
 
+/// Runs `work` (which stops soon after its flag is set) on a helper thread with the GIL
+/// released, running Python's signal handlers every `SIGNAL_CHECK_INTERVAL` meanwhile: a
+/// handler's exception (KeyboardInterrupt, SystemExit) sets the flag and is raised once the
+/// work has stopped.
+fn detach_stoppable<T: Send>(py: Python<'_>, work: impl FnOnce(&std::sync::atomic::AtomicBool) -> T + Send) -> PyResult<T> {
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(|| work(&stop));
+        loop {
+            let done = py.detach(|| {
+                let until = std::time::Instant::now() + SIGNAL_CHECK_INTERVAL;
+                while !worker.is_finished() && std::time::Instant::now() < until {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                worker.is_finished()
+            });
+            if done {
+                return Ok(worker.join().expect("the worker does not panic"));
+            }
+            if let Err(e) = py.check_signals() {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                py.detach(|| worker.join().expect("the worker does not panic"));
+                return Err(e);
+            }
+        }
+    })
+}
+
 fn build(s: &Scenario, record: bool) -> PyResult<airlink_sim::Simulation> {
     airlink_sim::Simulation::new(s, record).map_err(|e| ScenarioError::new_err(e.to_string()))
 }
@@ -444,7 +472,7 @@ fn udpgen_send(py: Python<'_>, to: &str, size: usize, rate_bps: u64, seconds: f6
         gso,
     };
     cfg.validate().map_err(PyValueError::new_err)?;
-    let r = py.detach(move || udpgen::send(&cfg)).map_err(EmulationError::new_err)?;
+    let r = detach_stoppable(py, |stop| udpgen::send(&cfg, stop))?.map_err(EmulationError::new_err)?;
     Ok(serde_json::to_string(&r).expect("serialises"))
 }
 
@@ -464,7 +492,7 @@ fn udpgen_recv(py: Python<'_>, bind: &str, seconds: f64, idle: f64, batch: usize
         ready,
     };
     cfg.validate().map_err(PyValueError::new_err)?;
-    let r = py.detach(move || udpgen::recv(&cfg)).map_err(EmulationError::new_err)?;
+    let r = detach_stoppable(py, |stop| udpgen::recv(&cfg, stop))?.map_err(EmulationError::new_err)?;
     Ok(serde_json::to_string(&r).expect("serialises"))
 }
 
