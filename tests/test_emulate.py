@@ -246,7 +246,8 @@ def test_udpgen_overloads_a_pipe_and_the_receiver_accounts_for_every_packet(tmp_
     stray = f"{PY} -c \"import socket,os; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'short', (os.environ['AIRLINK_CLIENT'], 5300))\""
     res = emulation.emulate(
         s, out=tmp_path / "run", server_delay=0, timeout=60,
-        client=f"{AIRLINK_BIN} udpgen recv --port 5300 --seconds 30 --idle 1 --ready {tmp_path / 'ready'} --json",
+        # --idle 15: the stray datagram comes seconds before the stream on a busy machine.
+        client=f"{AIRLINK_BIN} udpgen recv --port 5300 --seconds 60 --idle 15 --ready {tmp_path / 'ready'} --json",
         server=f"{wait_for(tmp_path / 'ready')}; {stray}; exec {AIRLINK_BIN} udpgen send --to $AIRLINK_CLIENT:5300 --size 72 --rate '4 Mbit/s' --seconds 1.5 --json",
     )
     sent = json.loads(res.output("server"))
@@ -339,15 +340,20 @@ def _leftovers(marker: str) -> list[str]:
     return [line for line in out.splitlines() if "pgrep" not in line]
 
 
-def _netns_count() -> int:
+def _netns_of(processes: list[str]) -> set[str]:
+    """The network namespaces of `pgrep -af` lines' processes."""
     seen = set()
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                seen.add(os.readlink(f"/proc/{pid}/ns/net"))
-            except OSError:
-                pass
-    return len(seen)
+    for line in processes:
+        try:
+            seen.add(os.readlink(f"/proc/{line.split()[0]}/ns/net"))
+        except OSError:
+            pass  # it ended meanwhile
+    return seen
+
+
+def _netns_in_use() -> set[str]:
+    """Every network namespace a process is in."""
+    return _netns_of([pid for pid in os.listdir("/proc") if pid.isdigit()])
 
 
 def _wait_for(path: Path, timeout: float = 30.0) -> None:
@@ -362,21 +368,27 @@ def test_teardown_leaves_nothing_behind(tmp_path: Path, how: str) -> None:
     s = scenario(tmp_path, DELAY_20)
     ready = tmp_path / "ready"
     marker = f"sleep 31{['SIGKILL', 'SIGTERM', 'SIGINT'].index(how)}7.5"
-    before = _netns_count()
     # A command that forks a grandchild, as shells and test harnesses do.
     cmd = f"({marker} &) ; touch {ready}; {marker}"
     p = subprocess.Popen([*AIRLINK_COMMAND, "emulate", str(s), "--client", cmd, "--server", marker,
                           "--out", str(tmp_path / "run")], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    _wait_for(ready)
-    assert len(_leftovers(marker)) >= 3
-    assert _netns_count() >= before + 2
-    p.send_signal(getattr(signal, how))
-    p.wait(timeout=30)
+    try:
+        _wait_for(ready)
+        assert len(_leftovers(marker)) >= 3
+        # The run's own namespaces (others' runs may come and go meanwhile: they are not counted).
+        ours = _netns_of(_leftovers(marker)) - {os.readlink("/proc/self/ns/net")}
+        assert len(ours) == 2
+        p.send_signal(getattr(signal, how))
+        p.wait(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.terminate()  # a failed check must not leave the run behind
+            p.wait(timeout=30)
     t0 = time.monotonic()
-    while (_leftovers(marker) or _netns_count() > before) and time.monotonic() - t0 < 10:
+    while (_leftovers(marker) or ours & _netns_in_use()) and time.monotonic() - t0 < 10:
         time.sleep(0.05)
     assert _leftovers(marker) == []
-    assert _netns_count() <= before
+    assert not ours & _netns_in_use()
     if how == "SIGKILL":
         assert not (tmp_path / "run").exists()  # only a hidden partial folder, swept next time
     else:

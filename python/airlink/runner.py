@@ -18,6 +18,7 @@ from airlink.results import (
     MemorySink,
     ParquetSink,
     RunResult,
+    import_pandas_now,
     make_manifest,
     read_results,
     write_json,
@@ -92,6 +93,7 @@ def execute(
         return RunResult(summary_json, manifest(completed), tables=memory.tables())
 
     out = Path(out)
+    import_pandas_now()  # before the folder exists: a signal from here on is never lost
     with atomic_folder(out, replace=force) as tmp:
         sink = ParquetSink(tmp)
         try:
