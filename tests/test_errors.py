@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
+import threading
 import time
 from pathlib import Path
 
@@ -114,6 +116,73 @@ def test_signalled_run_leaves_no_folder(tmp_path: Path, sig: signal.Signals, cod
     assert proc.returncode == code, stderr
     assert b"Traceback" not in stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_signal_stops_a_run_inside_one_long_chunk(tmp_path: Path) -> None:
+    # One chunk of simulated time that takes hours of wall time: the core must look for
+    # signals while it runs, not only between chunks.
+    out = tmp_path / "r"
+    code = (f"import airlink; airlink.run({ADAPTIVE!r}, overrides=['flow.0.bytes=10 GB', 'stop=1000000 s'], "
+            f"out={str(out)!r}, chunk='1000000 s')")
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        _wait_for_partial(tmp_path, proc)
+        time.sleep(1.0)  # well inside the chunk
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)  # without the checks: hours
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    # An uncaught KeyboardInterrupt ends Python as if killed by SIGINT.
+    assert proc.returncode == -signal.SIGINT and b"KeyboardInterrupt" in stderr, stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_set_cancel_event_stops_a_sweep_run_in_its_thread() -> None:
+    from airlink import _core
+
+    text = (REPO / ADAPTIVE).read_text()
+    cancel = threading.Event()
+    outcome: list[BaseException | str] = []
+
+    def work() -> None:
+        try:
+            outcome.append(_core.run_summary(text, ADAPTIVE, 1, ["flow.0.bytes=10 GB", "stop=1000000 s"], cancel))
+        except BaseException as e:  # noqa: BLE001 - the test inspects it
+            outcome.append(e)
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    time.sleep(0.5)
+    cancel.set()
+    worker.join(timeout=60)  # without the checks: hours
+    assert not worker.is_alive()
+    assert len(outcome) == 1 and isinstance(outcome[0], _core.Cancelled), outcome
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 128 + signal.SIGTERM)])
+def test_a_signal_stops_udpgen_inside_its_core_call(tmp_path: Path, sig: signal.Signals, code: int) -> None:
+    # The core receives for a minute with the GIL released; the signal must not wait for it.
+    import socket
+
+    ready = tmp_path / "ready"
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen([*AIRLINK_COMMAND, "udpgen", "recv", "--bind", "127.0.0.1", "--port", str(port), "--seconds", "60",
+                             "--ready", str(ready)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        proc.send_signal(sig)
+        _, stderr = proc.communicate(timeout=30)  # without the checks: the minute
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == code, stderr
+    assert b"Traceback" not in stderr
 
 
 def test_killed_run_leaves_no_final_folder_and_its_leftovers_are_swept(tmp_path: Path) -> None:

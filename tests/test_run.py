@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -10,6 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import airlink
+from airlink.atomic import FolderBusyError, atomic_folder
+from airlink.results import ResultsError
 from conftest import ADAPTIVE, SHORT, VALIDATION, partial_folders
 
 EXPECTED_COLUMNS = {
@@ -64,10 +67,66 @@ def test_summary_is_byte_identical_for_a_seed_and_differs_for_another(airlink_cl
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "a" / "rtt.parquet"), pd.read_parquet(tmp_path / "b" / "rtt.parquet"))
 
 
-def test_json_prints_the_summary_exactly(airlink_cli, tmp_path: Path) -> None:
+def test_json_prints_the_summary_and_where_the_results_are(airlink_cli, tmp_path: Path) -> None:
     result = airlink_cli("run", ADAPTIVE, *SHORT, "--out", tmp_path / "r", "--json")
     assert result.exit_code == 0
-    assert result.stdout == (tmp_path / "r" / "summary.json").read_text() + "\n"
+    printed = json.loads(result.stdout)
+    assert printed.pop("results") == str(tmp_path / "r")
+    assert printed == json.loads((tmp_path / "r" / "summary.json").read_text())
+
+
+LOST_LINK = """
+name = "lost"
+stop = "5 s"
+[downlink.pipe]
+rate = "1 Mbit/s"
+loss = 1
+[uplink.pipe]
+rate = "1 Mbit/s"
+[[flow]]
+bytes = "100 kB"
+[[flow]]
+protocol = "udp"
+rate = "100 kbit/s"
+[[flow]]
+protocol = "udp"
+rate = "100 kbit/s"
+start = "1 s"
+"""
+
+
+def test_completed_is_per_flow_and_the_text_says_what_the_json_says(airlink_cli, tmp_path: Path) -> None:
+    lost = tmp_path / "lost.toml"
+    lost.write_text(LOST_LINK)
+    as_json = json.loads(airlink_cli("run", lost, "--out", tmp_path / "a", "--json").stdout)
+    # Nothing arrives: neither the sized TCP flow nor the UDP flows (no size: until the stop
+    # time) completed anything.
+    assert [f["completed"] for f in as_json["flows"]] == [False, False, False]
+    assert as_json["completed"] is False
+    text = airlink_cli("run", lost, "--out", tmp_path / "b").stdout
+    flow_lines = [line for line in text.splitlines() if line.startswith("  flow ")]
+    assert len(flow_lines) == 3 and all(": NOT completed, " in line for line in flow_lines), text
+    # UDP flows are named by what they send, not by a congestion control they lack.
+    assert flow_lines[1].startswith("  flow 1 udp cbr 100 kbit/s: "), text
+    # A link that delivers: every flow completed, in both.
+    ok = json.loads(airlink_cli("run", lost, "--set", "downlink.pipe.loss=0", "--out", tmp_path / "c", "--json").stdout)
+    assert [f["completed"] for f in ok["flows"]] == [True, True, True] and ok["completed"] is True
+    text = airlink_cli("run", lost, "--set", "downlink.pipe.loss=0", "--out", tmp_path / "d").stdout
+    assert text.count(": completed, ") == 3 and "every flow completed" in text, text
+
+
+def test_the_retransmission_share_keeps_its_digits(airlink_cli, tmp_path: Path) -> None:
+    rare = tmp_path / "rare.toml"  # one loss in 500 packets: a share below 1 %
+    rare.write_text(LOST_LINK.replace("loss = 1", "loss = 0.002").replace('stop = "5 s"', 'stop = "60 s"')
+                    .replace('bytes = "100 kB"', 'bytes = "4 MB"'))
+    result = airlink_cli("run", rare, "--out", tmp_path / "r", "--json")
+    flow = json.loads(result.stdout)["flows"][0]
+    assert 0 < flow["retransmissions"] and 100 * flow["retransmissions"] < flow["data_segments_sent"]
+    share = 100 * flow["retransmissions"] / flow["data_segments_sent"]
+    text = airlink_cli("run", rare, "--out", tmp_path / "t").stdout
+    expected = (f"retransmitted {flow['retransmissions']:,} of {flow['data_segments_sent']:,} data segments "
+                f"({share:.3g} %)")
+    assert expected in text, text
 
 
 def test_set_changes_the_scenario_and_is_recorded(airlink_cli, tmp_path: Path) -> None:
@@ -155,3 +214,57 @@ def test_every_protocol_runs_side_by_side(tmp_path: Path) -> None:
     intervals = result.intervals
     assert set(intervals["flow"]) == {1, 2, 3}
     assert result.flows.query("flow == 1")["rate_bps"].dropna().gt(0).any()
+
+
+def test_a_second_run_into_the_same_folder_fails_at_once(airlink_cli, tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    with atomic_folder(out):
+        # Another process (or thread) writing the same folder: refused before any work.
+        with pytest.raises(FolderBusyError, match=f"{out} is being written by another run \\(process {os.getpid()}\\)"):
+            with atomic_folder(out):
+                pass
+        result = airlink_cli("run", VALIDATION, *SHORT, "--out", out)
+        assert result.exit_code == 1 and "is being written by another run" in result.stderr
+    assert out.is_dir() and sorted(p.name for p in tmp_path.iterdir()) == ["r"]  # no lock file left
+    with atomic_folder(tmp_path / "again"):  # the name is free again
+        pass
+
+
+def _copy_run(tmp_path: Path, name: str) -> Path:
+    import shutil
+
+    source = tmp_path / "good"
+    if not source.exists():
+        airlink.run(VALIDATION, overrides=["flow.0.bytes=50 kB"], out=source)
+    shutil.copytree(source, tmp_path / name)
+    return tmp_path / name
+
+
+def _edit_json(path: Path, **changes: object) -> None:
+    value = json.loads(path.read_text())
+    value.update(changes)
+    path.write_text(json.dumps(value))
+
+
+def test_read_results_names_the_damaged_or_foreign_file(tmp_path: Path) -> None:
+    assert airlink.read_results(_copy_run(tmp_path, "ok")).completed is True
+    foreign = _copy_run(tmp_path, "foreign")
+    _edit_json(foreign / "manifest.json", results_format=None, airlink_version="0.0.1")
+    with pytest.raises(ResultsError, match=r"foreign/manifest\.json: results format null \(written by airlink 0\.0\.1\)"):
+        airlink.read_results(foreign)
+    nan = _copy_run(tmp_path, "nan")
+    (nan / "summary.json").write_text((nan / "summary.json").read_text().replace('"completed": true', '"completed": NaN', 1))
+    with pytest.raises(ResultsError, match=r"nan/summary\.json: damaged JSON: NaN is not a JSON number"):
+        airlink.read_results(nan)
+    text = _copy_run(tmp_path, "text")
+    _edit_json(text / "summary.json", completed="yes")
+    with pytest.raises(ResultsError, match=r'text/summary\.json: completed is "yes": expected true or false'):
+        airlink.read_results(text)
+    cut = _copy_run(tmp_path, "cut")
+    (cut / "summary.json").write_text((cut / "summary.json").read_text()[:200])
+    with pytest.raises(ResultsError, match=r"cut/summary\.json: damaged JSON"):
+        airlink.read_results(cut)
+    gone = _copy_run(tmp_path, "gone")
+    (gone / "rtt.parquet").write_bytes(b"PAR1 cut")
+    with pytest.raises(ResultsError, match=r"gone/rtt\.parquet: cannot read the rtt table"):
+        _ = airlink.read_results(gone).rtt

@@ -5,10 +5,15 @@ name only once complete, so a crash, a kill or Ctrl-C never leaves a half-writte
 the final name. An exception (including KeyboardInterrupt) removes the partial folder; a
 ``kill -9`` cannot, so partial folders of dead processes are swept the next time the same
 folder is written.
+
+The final name is taken at the start: a lock on the sibling ``.<name>.lock`` (``flock``,
+released by the kernel even after ``kill -9``) makes a second run with the same folder fail at
+once instead of after all its work.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 from collections.abc import Iterator
@@ -18,6 +23,49 @@ from pathlib import Path
 
 class FolderExistsError(FileExistsError):
     """The destination folder exists and replacing it was not asked for."""
+
+
+class FolderBusyError(FolderExistsError):
+    """Another process is writing the same destination folder."""
+
+
+def lock_name(final: Path) -> Path:
+    return final.parent / f".{final.name}.lock"
+
+
+@contextmanager
+def folder_lock(final: Path) -> Iterator[None]:
+    """Holds the exclusive right to write ``final``; raises FolderBusyError at once if another
+    process holds it."""
+    path = lock_name(final)
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            holder = ""
+            try:
+                holder = f" (process {int(path.read_text())})"
+            except (OSError, ValueError):
+                pass
+            raise FolderBusyError(f"{final} is being written by another run{holder}: choose another folder") from None
+        # The holder before us may have removed the file after we opened it: lock the file
+        # that is there now, not an orphan.
+        try:
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        yield
+    finally:
+        path.unlink(missing_ok=True)  # while still locked, so nobody locks a file about to vanish
+        os.close(fd)
 
 
 def partial_name(final: Path, pid: int | None = None) -> Path:
@@ -74,16 +122,18 @@ def atomic_folder(final: str | os.PathLike[str], *, replace: bool = False) -> It
     final = Path(final)
     ensure_writable(final, replace=replace)
     final.parent.mkdir(parents=True, exist_ok=True)
-    sweep_stale_partials(final)
-    tmp = partial_name(final)
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    try:
-        yield tmp
-        _commit(tmp, final, replace=replace)
-    except BaseException:
+    with folder_lock(final):
+        ensure_writable(final, replace=replace)  # it may have appeared before we held the lock
+        sweep_stale_partials(final)
+        tmp = partial_name(final)
         shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        tmp.mkdir()
+        try:
+            yield tmp
+            _commit(tmp, final, replace=replace)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
 
 
 def _commit(tmp: Path, final: Path, *, replace: bool) -> None:

@@ -19,7 +19,7 @@ from airlink import _core, runner
 from airlink.atomic import FolderExistsError
 from airlink.scenarios import read_scenario_text
 from airlink.studies import STUDIES
-from airlink.summary_text import format_flows, format_summary
+from airlink.summary_text import flow_labels, format_flows, format_summary
 from airlink.version import version
 
 EXIT_REFUSED = 1
@@ -87,9 +87,9 @@ def run(scenario: Path, seed: int | None, overrides: tuple[str, ...], out: Path 
     command = click.get_current_context().meta.get("airlink.argv", sys.argv)
     result = runner.execute(loaded, out=out, force=force, command=command)
     if as_json:
-        click.echo(result.summary_json)
+        click.echo(json.dumps({**result.summary, "results": str(out)}, indent=2))
     else:
-        click.echo(format_summary(result.summary))
+        click.echo(format_summary(result.summary, result.manifest["resolved_scenario"]))
         click.echo(f"results: {out}")
 
 
@@ -386,33 +386,48 @@ def emulate(scenario: Path, server_cmd: str | None, client_cmd: str | None, seed
     if out is not None:
         _guard_force(out, force)
     command = click.get_current_context().meta.get("airlink.argv", sys.argv)
-    result = emulation.emulate(
-        scenario, client=client_cmd, server=server_cmd, out=out, seed=seed, overrides=overrides, force=force,
-        snaplen=snaplen, realtime=not no_rt, timeout=timeout, server_delay=server_delay, command=command,
-        progress=not as_json and sys.stderr.isatty(),
-    )
+    out = out or emulation.default_out(scenario)
+    try:
+        result = emulation.emulate(
+            scenario, client=client_cmd, server=server_cmd, out=out, seed=seed, overrides=overrides, force=force,
+            snaplen=snaplen, realtime=not no_rt, timeout=timeout, server_delay=server_delay, command=command,
+            progress=not as_json and sys.stderr.isatty(),
+        )
+    except (KeyboardInterrupt, SystemExit) as e:
+        # An interrupted emulation keeps what it measured until then, marked incomplete.
+        code = EXIT_INTERRUPTED if isinstance(e, KeyboardInterrupt) else e.code
+        kept = emulation.interrupted_folder(out)
+        click.echo(f"airlink: interrupted; the run until then is kept in {out} (completed: false)" if kept
+                   else "airlink: interrupted before the emulation ran; nothing was written", err=True)
+        sys.exit(code)
+    for warning in result.summary.get("warnings", []):
+        click.echo(f"airlink: warning: {warning}", err=True)
     if as_json:
-        click.echo(json.dumps(result.summary, indent=2))
+        click.echo(json.dumps({**result.summary, "results": str(result.path)}, indent=2))
     else:
-        click.echo(_emulation_text(result.summary))
+        click.echo(_emulation_text(result.summary, result.manifest["resolved_scenario"]))
         click.echo(f"results: {result.path}")
     if not result.completed:
         sys.exit(EXIT_REFUSED)
 
 
-def _emulation_text(summary: dict[str, Any]) -> str:
+def _emulation_text(summary: dict[str, Any], resolved_scenario: str | None = None) -> str:
     dp = summary["datapath"]
     lines = [f"{summary['scenario']}: {'completed' if summary['completed'] else 'NOT completed'} in {summary['duration_s']:.2f} s"]
     for c in summary["commands"]:
         lines.append(f"  {c['side']:<6} exit {c['exit_code']}: {c['command']}")
-    lines.extend(format_flows(summary.get("flows", [])))
+    lines.extend(format_flows(summary.get("flows", []), flow_labels(resolved_scenario)))
     for link in summary["links"]:
         lines.append(f"  {link['name']:<10} {link['model']:<7} in {link['packets_in']:>8}  out {link['packets_out']:>8}  "
                      f"queue drops {link['queue_drops']}  loss {link['loss_drops']}")
+    drops = summary["drops"]
+    kernel = ", ".join(f"{side} TUN tx {k['tx_dropped']} rx {k['rx_dropped']}" for side, k in drops["kernel"].items())
+    lines.append(f"  drops the scenario did not ask for: memory bound {sum(drops['in_flight_limit'].values())}, "
+                 f"kernel {kernel or 'n/a'}, records lost {drops['records_lost']}")
     late = dp["lateness"]
     lines.append(f"  lateness us: mean {late['mean_us']:.1f}  p50 {late['p50_us']:.0f}  p99 {late['p99_us']:.0f}  "
                  f"max {late['max_us']:.0f} over {late['packets']} packets; malformed {dp['malformed_client'] + dp['malformed_server']}")
-    for w in summary["realtime"]["warnings"]:
+    for w in summary["realtime"]["warnings"] + summary.get("warnings", []):
         lines.append(f"  warning: {w}")
     return "\n".join(lines)
 
@@ -498,10 +513,12 @@ def udpgen_send(to: str, size: int, rate: int, seconds: float, batch: int, no_gs
 @click.option("--idle", type=click.FloatRange(0), default=1.0, show_default=True,
               help="Stop when nothing arrived for this long after the first packet (0 = never).")
 @click.option("--batch", type=click.IntRange(1, 1024), default=64, show_default=True, help="Packets per recvmmsg at most.")
+@click.option("--ready", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Create FILE once listening (a sender can wait for it instead of guessing how long start-up takes).")
 @json_option
-def udpgen_recv(port: int, bind: str, seconds: float, idle: float, batch: int, as_json: bool) -> None:
+def udpgen_recv(port: int, bind: str, seconds: float, idle: float, batch: int, ready: str | None, as_json: bool) -> None:
     """Count the packets of `udpgen send`: packets, bytes, arrival times, gaps, malformed."""
-    _udpgen_call(_core.udpgen_recv, as_json, bind=f"{bind}:{port}", seconds=seconds, idle=idle, batch=batch)
+    _udpgen_call(_core.udpgen_recv, as_json, bind=f"{bind}:{port}", seconds=seconds, idle=idle, batch=batch, ready=ready)
 
 
 @cli.group()

@@ -38,7 +38,7 @@ from typing import Any
 from tqdm import tqdm
 
 from airlink import _core
-from airlink.atomic import atomic_folder, ensure_writable
+from airlink.atomic import atomic_folder
 from airlink.results import MANIFEST, SUMMARY, ParquetSink, make_manifest, write_json
 from airlink.scenarios import read_scenario_text
 from airlink.version import version
@@ -72,16 +72,31 @@ class EmulationResult:
         return (self.path / f"{side}.{stream}").read_text(encoding="utf-8", errors="replace")
 
 
+def default_out(scenario: ScenarioPath) -> Path:
+    """The results folder when none is given: results/emulate-<scenario file name>."""
+    return Path("results") / f"emulate-{Path(os.fspath(scenario)).stem}"
+
+
+def interrupted_folder(out: Path) -> bool:
+    """Whether ``out`` holds the results of an interrupted run (what a signal left)."""
+    try:
+        return json.loads((out / SUMMARY).read_text(encoding="utf-8")).get("interrupted") is not None
+    except (OSError, ValueError):
+        return False
+
+
 def _kernel() -> dict[str, str]:
     u = os.uname()
     return {"release": u.release, "version": u.version, "machine": u.machine}
 
 
 def _start(scenario: ScenarioPath, *, seed: int | None, overrides: Sequence[str], pcap_dir: Path | None,
-           snaplen: int, realtime: bool) -> tuple[_core.Emulation, str]:
+           snaplen: int, realtime: bool, max_in_flight_bytes: int | None = None) -> tuple[_core.Emulation, str]:
     source = os.fspath(scenario)
     text = read_scenario_text(source)
-    emu = _core.Emulation(text, source, seed, list(overrides), None if pcap_dir is None else str(pcap_dir), snaplen, realtime)
+    limit = {} if max_in_flight_bytes is None else {"max_in_flight_bytes": max_in_flight_bytes}
+    emu = _core.Emulation(text, source, seed, list(overrides), None if pcap_dir is None else str(pcap_dir), snaplen, realtime,
+                          **limit)
     return emu, source
 
 
@@ -120,6 +135,7 @@ def emulate(
     timeout: float | None = None,
     command: Sequence[str] | None = None,
     progress: bool = False,
+    max_in_flight_bytes: int | None = None,
 ) -> EmulationResult:
     """Runs ``server`` in the server namespace, then ``client`` in the client namespace.
 
@@ -133,14 +149,19 @@ def emulate(
     means in simulation, and the summary has the simulator's per-flow counters.
 
     ``progress`` shows the elapsed time on stderr (against the stop time for airlink's flows).
+
+    ``max_in_flight_bytes`` bounds the bytes the emulated links of each direction hold at once
+    (default 256 MiB); packets beyond are dropped on arrival and counted in the summary's
+    ``drops``, with every other drop the scenario did not ask for (the kernels' at the TUN
+    devices, records the writer lost). ``warnings`` lists each kind that happened.
     """
     if client is None and server is not None:
         raise ValueError("a server command needs a client command (with neither, the scenario's flows run "
                          "with airlink's own transports)")
-    out = Path(out) if out is not None else Path("results") / f"emulate-{Path(os.fspath(scenario)).stem}"
-    ensure_writable(out, replace=force)
+    out = Path(out) if out is not None else default_out(scenario)
     with atomic_folder(out, replace=force) as tmp:
-        emu, source = _start(scenario, seed=seed, overrides=overrides, pcap_dir=tmp, snaplen=snaplen, realtime=realtime)
+        emu, source = _start(scenario, seed=seed, overrides=overrides, pcap_dir=tmp, snaplen=snaplen, realtime=realtime,
+                             max_in_flight_bytes=max_in_flight_bytes)
         sink = ParquetSink(tmp)
         commands: list[dict[str, Any]] = []
         interrupted: str | None = None

@@ -2,7 +2,7 @@
 
 Layout::
 
-    manifest.json    resolved scenario (TOML text), seed, overrides, versions, command, completed
+    manifest.json    results_format, resolved scenario (TOML text), seed, overrides, versions, command, completed
     summary.json     the core's summary, byte for byte (equal for equal seeds)
     flows.parquet    per-flow samples (time_ns, cwnd_bytes, rate_bps, srtt_us, retransmissions, link_losses, ...)
     intervals.parquet  iperf's interval reports of UDP and DCCP flows (throughput_bps, lost, jitter_ms)
@@ -33,6 +33,13 @@ if TYPE_CHECKING:
 TABLES = ("flows", "intervals", "rtt", "links", "events")
 MANIFEST = "manifest.json"
 SUMMARY = "summary.json"
+#: The layout of a results folder; raised when a file's meaning or shape changes, so that a
+#: reader never takes another layout's fields for its own.
+RESULTS_FORMAT = 1
+
+
+class ResultsError(ValueError):
+    """A results folder is damaged or of another format; the message names the file."""
 
 # Arrow types of the core's columns (crates/airlink-sim/src/metrics.rs). The core hands over
 # plain Python lists, which carry no type when a table stayed empty, so they are named here;
@@ -79,6 +86,16 @@ COLUMN_TYPES: dict[str, pa.DataType] = {
 Drained = Mapping[str, Mapping[str, Sequence[Any]]]
 
 
+def import_pandas_now() -> None:
+    """Imports pandas before a run, not in the middle of it.
+
+    pyarrow imports pandas lazily on the first ``pa.array`` call, inside a Cython function
+    that swallows exceptions: a Ctrl-C or SIGTERM arriving during that import (a second or
+    so) would be lost and the run would go on. Imported here, the signal raises as usual.
+    """
+    import pandas  # noqa: F401
+
+
 def to_arrow(columns: Mapping[str, Sequence[Any]]) -> pa.Table:
     """One drained table as an Arrow table with the core's column types."""
     return pa.table({name: pa.array(values, type=COLUMN_TYPES.get(name)) for name, values in columns.items()})
@@ -88,6 +105,7 @@ class ParquetSink:
     """Appends drained chunks to one Parquet file per table, a row group per chunk."""
 
     def __init__(self, folder: Path) -> None:
+        import_pandas_now()
         self.folder = folder
         self._writers: dict[str, pq.ParquetWriter] = {}
         self._empty_schemas: dict[str, pa.Schema] = {}
@@ -118,6 +136,7 @@ class MemorySink:
     """Keeps drained chunks in memory (runs without a results folder)."""
 
     def __init__(self) -> None:
+        import_pandas_now()
         self._chunks: dict[str, list[pa.Table]] = {}
 
     def write(self, drained: Drained) -> None:
@@ -154,6 +173,7 @@ def make_manifest(
 ) -> dict[str, Any]:
     """What a reader needs to know how the run was made; no wall-clock time, on purpose."""
     return {
+        "results_format": RESULTS_FORMAT,
         "airlink_version": version,
         "mode": "simulation",
         "scenario": scenario_name,
@@ -198,7 +218,8 @@ class RunResult:
 
     @property
     def completed(self) -> bool:
-        """Every flow delivered all its bytes before the stop time."""
+        """Every flow completed: a flow with a size delivered all its bytes before the stop
+        time; one without (it runs to the stop time) delivered data."""
         return bool(self.summary["completed"])
 
     def table(self, name: str) -> pd.DataFrame:
@@ -208,7 +229,11 @@ class RunResult:
         if name not in TABLES:
             raise KeyError(f"no table {name!r}: expected one of {', '.join(TABLES)}")
         if self.path is not None:
-            return pd.read_parquet(self.path / f"{name}.parquet")
+            path = self.path / f"{name}.parquet"
+            try:
+                return pd.read_parquet(path)
+            except (OSError, pa.ArrowException) as e:
+                raise ResultsError(f"{path}: cannot read the {name} table: {e}") from e
         table = self._tables.get(name)
         return table.to_pandas() if table is not None else pd.DataFrame()
 
@@ -238,9 +263,52 @@ class RunResult:
         return self.table("events")
 
 
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _read_json(path: Path) -> tuple[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: missing: not a complete results folder") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ResultsError(f"{path}: cannot read: {e}") from e
+    try:
+        return text, json.loads(text, parse_constant=_refuse_constant)
+    except ValueError as e:  # json.JSONDecodeError included
+        raise ResultsError(f"{path}: damaged JSON: {e}") from e
+
+
+def _require_bool(path: Path, where: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise ResultsError(f"{path}: {where} is {json.dumps(value)}: expected true or false")
+
+
 def read_results(folder: str | Path) -> RunResult:
-    """Opens a results folder written by :func:`airlink.run` or ``airlink run``."""
+    """Opens a results folder written by :func:`airlink.run`, ``airlink run`` or ``airlink emulate``.
+
+    Raises :class:`ResultsError`, naming the file at fault, for a folder of another results
+    format (another airlink version) or a damaged one (truncated JSON, a ``completed`` that is
+    not true or false, NaN).
+    """
     folder = Path(folder)
-    summary_json = (folder / SUMMARY).read_text(encoding="utf-8")
-    manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    _, manifest = _read_json(folder / MANIFEST)
+    if not isinstance(manifest, dict):
+        raise ResultsError(f"{folder / MANIFEST}: expected a JSON object")
+    found = manifest.get("results_format")
+    if found != RESULTS_FORMAT:
+        by = manifest.get("airlink_version", "an unknown version")
+        raise ResultsError(f"{folder / MANIFEST}: results format {json.dumps(found)} (written by airlink {by}); "
+                           f"this airlink reads format {RESULTS_FORMAT}")
+    _require_bool(folder / MANIFEST, "completed", manifest.get("completed"))
+    summary_json, summary = _read_json(folder / SUMMARY)
+    if not isinstance(summary, dict) or not isinstance(summary.get("flows", []), list):
+        raise ResultsError(f"{folder / SUMMARY}: expected a JSON object with a list of flows")
+    _require_bool(folder / SUMMARY, "completed", summary.get("completed"))
+    for i, flow in enumerate(summary.get("flows", [])):
+        if not isinstance(flow, dict):
+            raise ResultsError(f"{folder / SUMMARY}: flows[{i}] is not an object")
+        if "completed" in flow:
+            _require_bool(folder / SUMMARY, f"flows[{i}].completed", flow["completed"])
     return RunResult(summary_json, manifest, path=folder)

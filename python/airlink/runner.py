@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from airlink import _core
-from airlink.atomic import atomic_folder, ensure_writable
+from airlink.atomic import atomic_folder
 from airlink.results import (
     MANIFEST,
     SUMMARY,
     MemorySink,
     ParquetSink,
     RunResult,
+    import_pandas_now,
     make_manifest,
     read_results,
     write_json,
@@ -93,7 +94,7 @@ def execute(
         return RunResult(summary_json, manifest(completed), tables=memory.tables())
 
     out = Path(out)
-    ensure_writable(out, replace=force)
+    import_pandas_now()  # before the folder exists: a signal from here on is never lost
     with atomic_folder(out, replace=force) as tmp:
         sink = ParquetSink(tmp)
         try:

@@ -14,22 +14,47 @@ def _share(part: int, whole: int) -> str:
     return f" ({100 * part / whole:.1f} %)" if whole else ""
 
 
-def format_summary(summary: Mapping[str, Any]) -> str:
+def _pct(part: int, whole: int) -> str:
+    """A small share with the digits that matter: 8 of 220,000 is 0.00364 %, not 0.00 %."""
+    return f"{100 * part / whole:.3g} %" if whole else "n/a"
+
+
+def flow_labels(resolved_scenario: str | None) -> list[str]:
+    """What each flow's application sends, from the resolved scenario TOML (a manifest's
+    ``resolved_scenario``): "cbr 1 Mbit/s", "vbr 25 frames/s", "bulk", "file"."""
+    if not resolved_scenario:
+        return []
+    import tomllib
+
+    labels = []
+    for f in tomllib.loads(resolved_scenario).get("flow", []):
+        app = f.get("app") or ("cbr" if f.get("protocol") == "udp" else "bulk")
+        if app == "cbr" and "rate" in f:
+            app += f" {f['rate']}"
+        elif app == "vbr" and "frame_rate" in f:
+            app += f" {f['frame_rate']:g} frames/s"
+        labels.append(app)
+    return labels
+
+
+def format_summary(summary: Mapping[str, Any], resolved_scenario: str | None = None) -> str:
     """Per flow goodput, retransmissions and timeouts; per link what it carried and lost.
 
     >>> s = {"scenario": "x", "seed": 1, "completed": True, "sim_time_s": 2.0, "events": 10,
     ...      "flows": [{"id": 0, "protocol": "tcp", "congestion": "newreno", "bytes_delivered": 1000,
     ...                 "bytes_requested": 1000, "completed": True, "duration_s": 1.0, "goodput_bps": 8000.0,
-    ...                 "goodput_steady_bps": None, "retransmissions": 1, "retransmission_pct": 50.0,
-    ...                 "spurious_retransmissions": 0, "link_losses": 1,
-    ...                 "timeouts": 0, "fast_recoveries": 1, "checksum_drops": 0}], "links": []}
+    ...                 "goodput_steady_bps": None, "data_segments_sent": 2, "retransmissions": 0,
+    ...                 "retransmission_pct": 0.0, "spurious_retransmissions": 0,
+    ...                 "link_losses": 0, "timeouts": 0, "fast_recoveries": 0, "checksum_drops": 0}],
+    ...      "links": []}
     >>> print(format_summary(s))
-    x, seed 1: finished at 2.000 s simulated (10 events)
-      flow 0 tcp/newreno: 1,000 of 1,000 B in 1.000 s, goodput 8.0 kbit/s (steady n/a), retransmissions 50.00 % (1, spurious 0), timeouts 0, fast recoveries 1, link losses 1
+    x, seed 1: every flow completed; stopped at 2.000 s simulated (10 events)
+      flow 0 tcp/newreno: completed, 1,000 of 1,000 B in 1.000 s, goodput 8.0 kbit/s (steady n/a), retransmitted 0 of 2 data segments (0 %, spurious 0), timeouts 0, fast recoveries 0, link losses 0
     """
-    state = "finished" if summary["completed"] else "stopped unfinished"
-    lines = [f"{summary['scenario']}, seed {summary['seed']}: {state} at {summary['sim_time_s']:.3f} s simulated ({summary['events']:,} events)"]
-    lines.extend(format_flows(summary["flows"]))
+    state = "every flow completed" if summary["completed"] else "NOT every flow completed"
+    lines = [f"{summary['scenario']}, seed {summary['seed']}: {state}; stopped at {summary['sim_time_s']:.3f} s simulated "
+             f"({summary['events']:,} events)"]
+    lines.extend(format_flows(summary["flows"], flow_labels(resolved_scenario)))
     for link in summary["links"]:
         line = f"  link {link['name']} ({link['model']}): {link['packets_out']:,} packets out"
         if link["frames_sent"]:
@@ -43,28 +68,42 @@ def format_summary(summary: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def format_flows(flows: list[Mapping[str, Any]]) -> list[str]:
-    """A line per flow: what it delivered, its goodput, and its losses."""
+def format_flows(flows: list[Mapping[str, Any]], apps: list[str] | None = None) -> list[str]:
+    """A line per flow: whether it completed (the summary's ``completed``, word for word), what
+    it delivered, its goodput, and its losses. ``apps`` (from :func:`flow_labels`) adds what
+    each media flow sends ("udp cbr 1 Mbit/s")."""
     lines = []
     for f in flows:
-        duration = "not finished" if f["duration_s"] is None else f"in {f['duration_s']:.3f} s"
-        of = "" if f["bytes_requested"] is None else f" of {f['bytes_requested']:,}"
-        line = (
-            f"  flow {f['id']} {f['protocol']}/{f['congestion']}: {f['bytes_delivered']:,}{of} B "
-            f"{duration}, goodput {_kbps(f['goodput_bps'])} (steady {_kbps(f['goodput_steady_bps'])}), "
-            f"retransmissions {f['retransmission_pct']:.2f} % ({f['retransmissions']}, spurious "
-            f"{f['spurious_retransmissions']}), timeouts {f['timeouts']}, fast recoveries {f['fast_recoveries']}"
-        )
-        if f.get("link_losses") is not None:
-            line += f", link losses {f['link_losses']}"
-        if f["checksum_drops"]:
-            line += f", checksum drops {f['checksum_drops']}"
+        # UDP has no congestion control to name: what it sends says more.
+        label = f["protocol"] if f["protocol"] == "udp" else f"{f['protocol']}/{f['congestion']}"
+        app = apps[f["id"]] if apps and f["id"] < len(apps) else None
+        if app and app not in ("bulk", "file"):
+            label += f" {app}"
+        head = f"  flow {f['id']} {label}: {'completed' if f['completed'] else 'NOT completed'}, "
+        if f["bytes_requested"] is None:
+            delivered = f"{f['bytes_delivered']:,} B (no size: runs to the stop time)"
+        else:
+            delivered = f"{f['bytes_delivered']:,} of {f['bytes_requested']:,} B"
+            if f["completed"] and f["duration_s"] is not None:
+                delivered += f" in {f['duration_s']:.3f} s"
         if f.get("iperf"):
             i = f["iperf"]
-            line = (
-                f"  flow {f['id']} {f['protocol']}/{f['congestion']}: {f['bytes_delivered']:,} B, goodput {_kbps(f['goodput_bps'])}; "
-                f"iperf: {i['received']:,} of {i['datagrams']:,} datagrams, lost {i['lost']:,} ({i['loss_pct']:.2f} %), "
-                f"out of order {i['out_of_order']:,}, jitter {i['jitter_ms']:.3f} ms"
+            lines.append(
+                f"{head}{delivered}, goodput {_kbps(f['goodput_bps'])}; iperf: {i['received']:,} of {i['datagrams']:,} "
+                f"datagrams, lost {i['lost']:,} ({i['loss_pct']:.3g} %), out of order {i['out_of_order']:,}, "
+                f"jitter {i['jitter_ms']:.3f} ms"
             )
+            continue
+        line = f"{head}{delivered}, goodput {_kbps(f['goodput_bps'])} (steady {_kbps(f['goodput_steady_bps'])})"
+        if f["protocol"] == "tcp":
+            line += (
+                f", retransmitted {f['retransmissions']:,} of {f['data_segments_sent']:,} data segments "
+                f"({_pct(f['retransmissions'], f['data_segments_sent'])}, spurious {f['spurious_retransmissions']:,}), "
+                f"timeouts {f['timeouts']}, fast recoveries {f['fast_recoveries']}"
+            )
+            if f.get("link_losses") is not None:  # emulation does not attribute link drops to flows
+                line += f", link losses {f['link_losses']:,}"
+        if f["checksum_drops"]:
+            line += f", checksum drops {f['checksum_drops']}"
         lines.append(line)
     return lines

@@ -1,7 +1,8 @@
 """Many runs in parallel, summaries only.
 
 ``_core.run_summary`` releases the GIL for the whole run, so a thread pool keeps every core
-busy without processes. Each distinct (scenario, overrides, seed) runs once, however many
+busy without processes. When one run fails or the sweep is interrupted (Ctrl-C, SIGTERM), the
+runs still going are cancelled through a shared event the core looks at every 50 ms. Each distinct (scenario, overrides, seed) runs once, however many
 figures use it. Results come back in the order the runs were asked for, never in completion
 order, so nothing downstream depends on thread timing.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -68,9 +70,10 @@ def run_many(
     texts = texts if texts is not None else read_scenarios(unique)
     results: dict[RunSpec, dict[str, Any]] = {}
     executor = ThreadPoolExecutor(max_workers=jobs or default_jobs())
+    cancel = threading.Event()
     try:
         futures: dict[Future[str], RunSpec] = {
-            executor.submit(_core.run_summary, texts[s.scenario], s.scenario, s.seed, list(s.overrides)): s
+            executor.submit(_core.run_summary, texts[s.scenario], s.scenario, s.seed, list(s.overrides), cancel): s
             for s in unique
         }
         with tqdm(total=len(unique), desc=description, file=sys.stderr, disable=not progress, unit="run") as bar:
@@ -78,7 +81,8 @@ def run_many(
                 results[futures[future]] = json.loads(future.result())
                 bar.update()
     except BaseException:
-        # Ctrl-C or a failed run: drop what has not started; running ones finish in the core.
+        # Ctrl-C or a failed run: drop what has not started and stop what runs.
+        cancel.set()
         executor.shutdown(wait=True, cancel_futures=True)
         raise
     executor.shutdown(wait=True)

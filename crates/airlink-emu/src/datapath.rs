@@ -12,8 +12,12 @@
 //!   With no deadline the timer is disarmed: no wake-ups while idle. The spin is spent only
 //!   while deliveries are sparser than the guard; dense deliveries are taken in batches of at
 //!   least `MIN_SLEEP_NS` per wake-up (the rate stays exact).
-//! - Logging and pcap writing go through a bounded channel to the writer thread; when it is
-//!   full the record is counted as lost, the timed path never blocks.
+//! - Logging and pcap writing go through a channel to the writer thread bounded in records
+//!   and in bytes; when it is full the record is counted as lost (the summary and the run's
+//!   warnings say so), the timed path never blocks.
+//! - Memory is bounded: the bytes inside the emulated links of each direction (queues, delay
+//!   lines, stage queues) never exceed `max_in_flight_bytes`; a packet that would exceed it is
+//!   dropped on arrival and counted (`in_flight_drops`), as a router out of buffer would.
 //!
 //! Paths: server TUN → `wired.down` (0) → `downlink` (1) → client TUN; client TUN → `uplink`
 //! (2) → `wired.up` (3) → server TUN.
@@ -22,6 +26,7 @@ use crate::packet::{EmuPacket, Malformed};
 use crate::timing::{monotonic_ns, spin_until, thread_cpu_ns};
 use crate::writer::{Record, Side};
 use airlink_engine::{Duration, Instant};
+use airlink_link::LinkEvent;
 use airlink_sim::build::BuiltLink;
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -44,6 +49,11 @@ const SPIN_BUCKET_NS: f64 = 5e6;
 const MAX_GUARD_NS: u64 = 250_000;
 /// Lateness histogram: 1 us buckets up to 20 ms, then one overflow bucket.
 const LATE_BUCKETS: usize = 20_001;
+/// Default bound of the bytes inside the emulated links of one direction: 60 s of delay at
+/// 34 Mbit/s, or 0.6 s at 3.4 Gbit/s.
+pub const DEFAULT_MAX_IN_FLIGHT_BYTES: u64 = 256 << 20;
+/// Bound of the bytes of pcap records waiting for the writer thread.
+pub const MAX_RECORD_BYTES: u64 = 64 << 20;
 
 /// Datapath settings.
 #[derive(Clone, Debug)]
@@ -54,6 +64,8 @@ pub struct DatapathConfig {
     pub snaplen: u32,
     pub rt_fifo: bool,
     pub mlock: bool,
+    /// Bytes the emulated links of one direction may hold at once (see the module doc).
+    pub max_in_flight_bytes: u64,
 }
 
 /// Counters shared with the controlling thread while the datapath runs.
@@ -143,6 +155,13 @@ pub struct DatapathReport {
     pub write_errors: u64,
     /// Records (pcap, samples, events) the writer thread could not take in time.
     pub records_lost: u64,
+    /// Packets dropped on arrival because their direction's links held `max_in_flight_bytes`
+    /// already: [downlink (from the server), uplink (from the client)].
+    pub in_flight_drops: [u64; 2],
+    /// The most bytes the links of each direction held at once.
+    pub in_flight_max_bytes: [u64; 2],
+    /// The bound in force.
+    pub max_in_flight_bytes: u64,
     pub downlink: Delivery,
     pub uplink: Delivery,
     pub lateness: Lateness,
@@ -161,6 +180,10 @@ struct Datapath {
     server: OwnedFd,
     origin: u64,
     records: SyncSender<Record>,
+    /// Bytes of packet records sent to the writer and not yet taken (the writer subtracts).
+    record_bytes: Arc<AtomicU64>,
+    /// Bytes inside the links of each direction: [downlink, uplink].
+    in_flight: [u64; 2],
     cfg: DatapathConfig,
     report: DatapathReport,
     late_hist: Vec<u64>,
@@ -182,7 +205,10 @@ impl Datapath {
     fn send(&mut self, r: Record) {
         match self.records.try_send(r) {
             Ok(()) => {}
-            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => self.report.records_lost += 1,
+            Err(TrySendError::Full(r)) | Err(TrySendError::Disconnected(r)) => {
+                self.report.records_lost += 1;
+                self.record_bytes.fetch_sub(r.bytes(), Ordering::Relaxed);
+            }
         }
     }
 
@@ -191,6 +217,11 @@ impl Datapath {
             return;
         }
         let keep = data.len().min(self.cfg.snaplen as usize);
+        if self.record_bytes.fetch_add(keep as u64, Ordering::Relaxed) + keep as u64 > MAX_RECORD_BYTES {
+            self.record_bytes.fetch_sub(keep as u64, Ordering::Relaxed);
+            self.report.records_lost += 1;
+            return;
+        }
         self.send(Record::Packet { side, outgoing, mono_ns, orig_len: data.len() as u32, data: data[..keep].to_vec() });
     }
 
@@ -200,9 +231,18 @@ impl Datapath {
             self.pending[i].push_back(out);
         }
         while let Some(ev) = self.links[i].link.poll_event() {
+            if let LinkEvent::Drop { bytes, .. } = ev {
+                self.left(i >= 2, bytes);
+            }
             let name = self.links[i].name;
             self.send(Record::Event { event: ev, link: name });
         }
+    }
+
+    /// `bytes` left the links of a direction (delivered or dropped).
+    fn left(&mut self, uplink: bool, bytes: u32) {
+        let d = &mut self.in_flight[uplink as usize];
+        *d = d.saturating_sub(bytes as u64);
     }
 
     /// The earliest thing to do: (instant, what) with what = 0..4 link timer, 4..8 stage
@@ -235,7 +275,9 @@ impl Datapath {
         let sampling = !self.cfg.sample_interval.is_zero();
         loop {
             let busy = self.busy();
-            let Some((t, what)) = self.next_event(sampling && busy) else { break };
+            let Some((t, what)) = self.next_event(sampling && busy) else {
+                break;
+            };
             if t > now {
                 break;
             }
@@ -266,6 +308,11 @@ impl Datapath {
                 }
             }
         }
+        if !self.busy() {
+            // Nothing inside the links: resynchronise (a drop the links did not report as an
+            // event cannot hold the bound shut for ever).
+            self.in_flight = [0, 0];
+        }
         if sampling && !self.busy() && self.next_sample <= now {
             // Idle: skip the sample instants that passed (no wake-ups while idle).
             let k = (now.as_nanos() - self.next_sample.as_nanos()) / self.cfg.sample_interval.as_nanos() + 1;
@@ -278,6 +325,7 @@ impl Datapath {
         let gap = due.as_nanos().saturating_sub(self.last_delivery_due) as f64;
         self.last_delivery_due = due.as_nanos();
         self.delivery_gap_ewma = if self.delivery_gap_ewma.is_finite() { 0.95 * self.delivery_gap_ewma + 0.05 * gap } else { gap };
+        self.left(!to_client, pkt.data.len() as u32);
         let fd = if to_client { self.client.as_raw_fd() } else { self.server.as_raw_fd() };
         // The delivery instant is taken before the write: the write itself runs the receiving
         // stack (softirq) in this thread and may take tens of microseconds.
@@ -330,6 +378,16 @@ impl Datapath {
                         self.report.packets_read_server += 1;
                         0
                     };
+                    let dir = from_client as usize;
+                    let len = rc as u64;
+                    if self.in_flight[dir] + len > self.cfg.max_in_flight_bytes {
+                        self.report.in_flight_drops[dir] += 1;
+                        self.send(Record::LimitDrop { side, mono_ns: mono, len: rc as u32 });
+                        continue;
+                    }
+                    self.in_flight[dir] += len;
+                    let held = &mut self.report.in_flight_max_bytes[dir];
+                    *held = (*held).max(self.in_flight[dir]);
                     self.links[link].link.enqueue(now, pkt);
                     self.drain_link(link);
                 }
@@ -410,6 +468,8 @@ pub struct DatapathParts {
     pub server: OwnedFd,
     pub origin_mono_ns: u64,
     pub records: SyncSender<Record>,
+    /// Shared with the writer: bytes of packet records in the channel.
+    pub record_bytes: Arc<AtomicU64>,
     pub cfg: DatapathConfig,
     pub mtu: u32,
 }
@@ -455,6 +515,8 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
             server: parts.server,
             origin: parts.origin_mono_ns,
             records: parts.records,
+            record_bytes: parts.record_bytes,
+            in_flight: [0, 0],
             next_sample: Instant::ZERO,
             cfg: parts.cfg,
             report: DatapathReport::default(),
@@ -467,6 +529,7 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
             last_delivery_due: 0,
         };
         dp.report.guard_us = guard as f64 / 1000.0;
+        dp.report.max_in_flight_bytes = dp.cfg.max_in_flight_bytes;
         let mut armed: Option<u64> = None;
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 8];
         let mut after_wakeup = false;
@@ -587,4 +650,3 @@ pub(crate) fn arm(timerfd: &OwnedFd, at_ns: Option<u64>) {
     // SAFETY: valid descriptor and itimerspec.
     unsafe { libc::timerfd_settime(timerfd.as_raw_fd(), libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) };
 }
-

@@ -84,11 +84,21 @@ pub struct EmuOptions {
     pub guard_ns: u64,
     /// Lock the process's memory (mlockall) when `realtime`.
     pub mlock: bool,
+    /// Bytes the emulated links of one direction may hold (queues and delay lines together);
+    /// packets beyond are dropped on arrival and counted.
+    pub max_in_flight_bytes: u64,
 }
 
 impl Default for EmuOptions {
     fn default() -> Self {
-        EmuOptions { pcap_dir: None, snaplen: 128, realtime: true, guard_ns: timing::DEFAULT_GUARD_NS, mlock: true }
+        EmuOptions {
+            pcap_dir: None,
+            snaplen: 128,
+            realtime: true,
+            guard_ns: timing::DEFAULT_GUARD_NS,
+            mlock: true,
+            max_in_flight_bytes: datapath::DEFAULT_MAX_IN_FLIGHT_BYTES,
+        }
     }
 }
 
@@ -191,15 +201,17 @@ impl Emulation {
             sysctls.insert(label, n.get_sysctls(RECORDED_SYSCTLS));
         }
         let (tx, rx) = std::sync::mpsc::sync_channel(1 << 16);
+        let record_bytes = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let series = Arc::new(Mutex::new(writer::Series::default()));
         let process_cpu0 = timing::process_cpu_ns();
         let origin = timing::monotonic_ns();
         let realtime_offset = timing::realtime_ns() as i128 - timing::monotonic_ns() as i128;
         let writer = {
             let series = series.clone();
+            let record_bytes = record_bytes.clone();
             std::thread::Builder::new()
                 .name("airlink-writer".into())
-                .spawn(move || writer::run(rx, pc, ps, series, origin, realtime_offset))
+                .spawn(move || writer::run(rx, record_bytes, pc, ps, series, origin, realtime_offset))
                 .map_err(|e| EmuError::Os(format!("cannot start the writer thread: {e}")))?
         };
         let cfg = DatapathConfig {
@@ -208,8 +220,18 @@ impl Emulation {
             snaplen: if opts.pcap_dir.is_some() { opts.snaplen } else { 0 },
             rt_fifo: opts.realtime,
             mlock: opts.realtime && opts.mlock,
+            max_in_flight_bytes: opts.max_in_flight_bytes,
         };
-        let parts = DatapathParts { links, client: client_fd, server: server_fd, origin_mono_ns: origin, records: tx, cfg, mtu: e.mtu };
+        let parts = DatapathParts {
+            links,
+            client: client_fd,
+            server: server_fd,
+            origin_mono_ns: origin,
+            records: tx,
+            record_bytes,
+            cfg,
+            mtu: e.mtu,
+        };
         let (stop, run) = datapath::prepare(parts).map_err(|e| EmuError::Os(e.to_string()))?;
         let live = Arc::new(LiveCounters::default());
         let datapath = {
@@ -264,7 +286,14 @@ impl Emulation {
     }
 
     /// Starts `sh -c command` in a namespace; `AIRLINK_SERVER` and `AIRLINK_CLIENT` are set.
-    pub fn spawn(&self, role: Role, command: &str, stdout: Option<File>, stderr: Option<File>, stdin_null: bool) -> Result<Child, EmuError> {
+    pub fn spawn(
+        &self,
+        role: Role,
+        command: &str,
+        stdout: Option<File>,
+        stderr: Option<File>,
+        stdin_null: bool,
+    ) -> Result<Child, EmuError> {
         let n = match role {
             Role::Client => self.client.as_ref(),
             Role::Server => self.server.as_ref(),
@@ -377,6 +406,11 @@ impl Emulation {
             .into_iter()
             .filter_map(|(label, n)| Some((label, udp_checksum_errors(n.as_ref()?)?)))
             .collect();
+        // Before the namespaces go: what their kernels dropped at the TUN devices.
+        let tun: BTreeMap<&str, TunCounters> = [("client", &self.client), ("server", &self.server)]
+            .into_iter()
+            .filter_map(|(label, n)| Some((label, tun_counters(n.as_ref()?)?)))
+            .collect();
         for n in [self.client.take(), self.server.take()].into_iter().flatten() {
             drop(n);
         }
@@ -387,7 +421,7 @@ impl Emulation {
         };
         let writer = self.writer.take().and_then(|h| h.join().ok()).unwrap_or_default();
         let process_cpu_s = timing::process_cpu_ns().saturating_sub(self.process_cpu0) as f64 * 1e-9;
-        let mut summary = summary(&self.scenario, &links, &report, &rt, &writer);
+        let mut summary = summary(&self.scenario, &links, &report, &rt, &writer, &tun);
         // CPU of every airlink thread, not only the datapath's: the process's total covers the
         // writer, airlink's own endpoints and the controlling thread (Python's) too.
         summary["cpu"] = serde_json::json!({
@@ -444,6 +478,35 @@ fn flow_socket(n: &Namespace, local: &str, port: u16, peer: &str, peer_port: u16
     Ok(socket)
 }
 
+/// A TUN device's counters as its namespace's kernel keeps them (`/proc/net/dev`, the
+/// figures of `ip -s link`): packets the kernel dropped there never reached airlink.
+#[derive(Clone, Debug, Default, Serialize)]
+struct TunCounters {
+    /// Packets from the applications to airlink (read by the datapath) and dropped before.
+    tx_packets: u64,
+    tx_dropped: u64,
+    tx_errors: u64,
+    /// Packets from airlink to the applications (written by the datapath) and dropped after.
+    rx_packets: u64,
+    rx_dropped: u64,
+    rx_errors: u64,
+}
+
+fn tun_counters(n: &Namespace) -> Option<TunCounters> {
+    let dev = n.within(|| std::fs::read_to_string("/proc/thread-self/net/dev").map_err(|e| NsError(e.to_string()))).ok()?;
+    let line = dev.lines().find_map(|l| l.trim_start().strip_prefix(&format!("{}:", ns::IFNAME)))?;
+    let v: Vec<u64> = line.split_whitespace().map(|x| x.parse().unwrap_or(0)).collect();
+    // rx: bytes packets errs drop fifo frame compressed multicast; tx: bytes packets errs drop ...
+    (v.len() >= 12).then(|| TunCounters {
+        rx_packets: v[1],
+        rx_errors: v[2],
+        rx_dropped: v[3],
+        tx_packets: v[9],
+        tx_errors: v[10],
+        tx_dropped: v[11],
+    })
+}
+
 /// `Udp: InCsumErrors` of a namespace's kernel: datagrams dropped for a bad checksum.
 fn udp_checksum_errors(n: &Namespace) -> Option<u64> {
     let snmp = n.within(|| std::fs::read_to_string("/proc/thread-self/net/snmp").map_err(|e| NsError(e.to_string()))).ok()?;
@@ -458,7 +521,9 @@ fn udp_checksum_errors(n: &Namespace) -> Option<u64> {
 /// when it is missing (a host-wide change, reported).
 fn allow_congestion_control(cc: &str, changes: &mut Vec<String>) {
     const ALLOWED: &str = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
-    let Ok(current) = std::fs::read_to_string(ALLOWED) else { return };
+    let Ok(current) = std::fs::read_to_string(ALLOWED) else {
+        return;
+    };
     if current.split_whitespace().any(|c| c == cc) {
         return;
     }
@@ -488,6 +553,7 @@ fn summary(
     report: &DatapathReport,
     rt: &rt::RtReport,
     writer: &writer::WriterReport,
+    tun: &BTreeMap<&str, TunCounters>,
 ) -> serde_json::Value {
     let links: Vec<LinkSummary> = links
         .iter()
@@ -515,11 +581,39 @@ fn summary(
             }
         })
         .collect();
+    // Every drop the scenario did not ask for, by cause.
+    let kernel_drops: u64 = tun.values().map(|t| t.tx_dropped + t.rx_dropped + t.tx_errors + t.rx_errors).sum();
+    let mut warnings = Vec::new();
+    for (dir, n) in ["downlink", "uplink"].iter().zip(report.in_flight_drops) {
+        if n > 0 {
+            warnings.push(format!(
+                "{n} packets dropped on arrival at the {dir}: its links held {} bytes already (the emulator's memory bound)",
+                report.max_in_flight_bytes
+            ));
+        }
+    }
+    if kernel_drops > 0 {
+        warnings.push(format!("the kernels dropped {kernel_drops} packets at the TUN devices (see drops.kernel)"));
+    }
+    if report.records_lost > 0 {
+        warnings.push(format!(
+            "{} records (pcap packets, samples, events) were lost: the writer could not keep up; the pcaps and series are incomplete",
+            report.records_lost
+        ));
+    }
     serde_json::json!({
         "scenario": s.name,
         "seed": s.seed,
         "mode": "emulation",
         "links": links,
+        "drops": {
+            "in_flight_limit": { "downlink": report.in_flight_drops[0], "uplink": report.in_flight_drops[1] },
+            "malformed": { "client": report.malformed_client, "server": report.malformed_server },
+            "write_errors": report.write_errors,
+            "kernel": tun,
+            "records_lost": report.records_lost,
+        },
+        "warnings": warnings,
         "datapath": report,
         "realtime": Realtime { granted: rt.all_granted(), refused: rt, warnings: rt.warnings() },
         "pcap": { "records": writer.pcap_records, "errors": writer.errors },

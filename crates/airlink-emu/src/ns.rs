@@ -268,7 +268,15 @@ pub const IFNAME: &str = "al0";
 /// carries only what the applications send (no router solicitations or MLD reports).
 pub const BASE_SYSCTLS: &[(&str, &str)] = &[("net.ipv6.conf.all.disable_ipv6", "1"), ("net.ipv6.conf.default.disable_ipv6", "1")];
 
-/// Creates the TUN device in `ns` and configures it: address, peer, MTU, up; loopback up.
+/// Packets the kernel may hold for the datapath at each TUN device (its transmit ring) until
+/// airlink reads them. The kernel's default of 500 overflowed under a TCP burst at 100 Mbit/s
+/// (the sender's whole window arrives at once when the datapath was descheduled), dropping
+/// packets the scenario never asked to drop. 10,000 packets: over a second at 100 Mbit/s,
+/// 15 MB at a 1500-byte MTU.
+pub const TUN_TXQUEUELEN: u32 = 10_000;
+
+/// Creates the TUN device in `ns` and configures it: address, peer, MTU, transmit queue, up;
+/// loopback up.
 pub fn configure(ns: &Namespace, local: &str, peer: &str, mtu: u32) -> Result<OwnedFd, NsError> {
     for (k, v) in BASE_SYSCTLS {
         ns.set_sysctl(k, v)?;
@@ -276,6 +284,6 @@ pub fn configure(ns: &Namespace, local: &str, peer: &str, mtu: u32) -> Result<Ow
     let fd = ns.within(|| open_tun(IFNAME))?;
     ns.run(&["ip", "link", "set", "lo", "up"])?;
     ns.run(&["ip", "addr", "add", &format!("{local}/32"), "peer", &format!("{peer}/32"), "dev", IFNAME])?;
-    ns.run(&["ip", "link", "set", IFNAME, "mtu", &mtu.to_string(), "up"])?;
+    ns.run(&["ip", "link", "set", IFNAME, "mtu", &mtu.to_string(), "txqueuelen", &TUN_TXQUEUELEN.to_string(), "up"])?;
     Ok(fd)
 }

@@ -206,13 +206,10 @@ impl Stack {
         self.flows.iter().all(|f| f.flow.done)
     }
 
-    /// As in simulation: sized flows delivered everything, unsized ones ran to the stop time.
+    /// As in simulation (each flow's `completed`), and unsized flows ran to the stop time.
     fn finish(mut self, started: u64, cpu0: u64, reached_stop: bool) -> StackReport {
         let r = &mut self.report;
-        r.completed = self
-            .flows
-            .iter()
-            .all(|f| f.flow.done || (f.flow.bytes.is_none() && reached_stop));
+        r.completed = self.flows.iter().all(|f| f.flow.done || (f.flow.completed() && reached_stop));
         r.duration_s = (monotonic_ns() - started) as f64 * 1e-9;
         r.cpu_s = crate::timing::thread_cpu_ns().saturating_sub(cpu0) as f64 * 1e-9;
         let total: u64 = self.late_hist.iter().sum();
@@ -228,7 +225,12 @@ impl Stack {
             .flows
             .iter()
             .enumerate()
-            .map(|(i, f)| f.flow.summary(i as u32))
+            .map(|(i, f)| {
+                let mut summary = f.flow.summary(i as u32);
+                // A flow without a size stopped before the stop time did not complete.
+                summary.completed &= f.flow.done || reached_stop;
+                summary
+            })
             .collect();
         self.report
     }

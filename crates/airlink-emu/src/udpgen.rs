@@ -131,7 +131,8 @@ fn sleep_until(mono_ns: u64) {
 }
 
 /// Sends the configured stream; blocks for the duration.
-pub fn send(cfg: &SendConfig) -> Result<SendReport, String> {
+/// Sends until the configured end, or soon after `stop` is set (a signal to the process).
+pub fn send(cfg: &SendConfig, stop: &std::sync::atomic::AtomicBool) -> Result<SendReport, String> {
     cfg.validate()?;
     let sock = UdpSocket::bind("0.0.0.0:0").map_err(|e| format!("bind: {e}"))?;
     sock.connect(cfg.to).map_err(|e| format!("connect to {}: {e}", cfg.to))?;
@@ -175,6 +176,9 @@ pub fn send(cfg: &SendConfig) -> Result<SendReport, String> {
     let mut seq: u64 = 0;
     let mut max_late = 0u64;
     loop {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
         let now = monotonic_ns();
         let due = match (pacing, total) {
             (Some(p), Some(t)) => {
@@ -252,6 +256,9 @@ pub struct RecvConfig {
     /// Stop when nothing arrived for this long after the first packet (0 = only the duration).
     pub idle_ns: u64,
     pub batch: usize,
+    /// A file created once the socket is bound: a sender that waits for it loses nothing to a
+    /// receiver that is still starting (seconds on a busy machine).
+    pub ready: Option<std::path::PathBuf>,
 }
 
 impl RecvConfig {
@@ -352,7 +359,8 @@ impl RecvReport {
 }
 
 /// Receives until the duration passed or the stream went idle.
-pub fn recv(cfg: &RecvConfig) -> Result<RecvReport, String> {
+/// Receives until the configured end or idle time, or soon after `stop` is set.
+pub fn recv(cfg: &RecvConfig, stop: &std::sync::atomic::AtomicBool) -> Result<RecvReport, String> {
     cfg.validate()?;
     let sock = UdpSocket::bind(SocketAddr::V4(cfg.bind)).map_err(|e| format!("bind {}: {e}", cfg.bind))?;
     let fd = sock.as_raw_fd();
@@ -372,6 +380,9 @@ pub fn recv(cfg: &RecvConfig) -> Result<RecvReport, String> {
     let mut iovs: Vec<libc::iovec> = bufs.iter_mut().map(|b| libc::iovec { iov_base: b.as_mut_ptr().cast(), iov_len: b.len() }).collect();
     // SAFETY: plain data, zero is valid.
     let mut msgs: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; cfg.batch];
+    if let Some(ready) = &cfg.ready {
+        std::fs::write(ready, b"").map_err(|e| format!("cannot create the ready file {}: {e}", ready.display()))?;
+    }
 
     let mut r = RecvReport::default();
     let start = monotonic_ns();
@@ -382,6 +393,10 @@ pub fn recv(cfg: &RecvConfig) -> Result<RecvReport, String> {
         let now = monotonic_ns();
         if now >= end {
             r.stopped_by = "duration".into();
+            break;
+        }
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            r.stopped_by = "signal".into();
             break;
         }
         if let Some(t) = last_arrival_mono {
@@ -414,7 +429,8 @@ pub fn recv(cfg: &RecvConfig) -> Result<RecvReport, String> {
                 wait_ns = wait_ns.min((t + cfg.idle_ns).saturating_sub(now));
             }
             let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-            let ms = wait_ns.div_ceil(1_000_000).min(i32::MAX as u64) as libc::c_int;
+            // At most 50 ms: `stop` is looked at between waits.
+            let ms = wait_ns.div_ceil(1_000_000).min(50) as libc::c_int;
             // SAFETY: one valid pollfd.
             unsafe { libc::poll(&mut pfd, 1, ms) };
             continue;
@@ -550,12 +566,16 @@ mod tests {
             let port = probe.local_addr().unwrap().port();
             drop(probe);
             let rx = std::thread::spawn(move || {
-                recv(&RecvConfig {
-                    bind: format!("127.0.0.1:{port}").parse().unwrap(),
-                    duration_ns: 10_000_000_000,
-                    idle_ns: 500_000_000,
-                    batch: 64,
-                })
+                recv(
+                    &RecvConfig {
+                        bind: format!("127.0.0.1:{port}").parse().unwrap(),
+                        duration_ns: 10_000_000_000,
+                        idle_ns: 500_000_000,
+                        batch: 64,
+                        ready: None,
+                    },
+                    &Default::default(),
+                )
             });
             std::thread::sleep(std::time::Duration::from_millis(100));
             let cfg = SendConfig {
@@ -566,7 +586,7 @@ mod tests {
                 batch: 64,
                 gso,
             };
-            let s = send(&cfg).unwrap();
+            let s = send(&cfg, &Default::default()).unwrap();
             let r = rx.join().unwrap().unwrap();
             assert_eq!(s.packets, 4000, "gso {gso}");
             assert_eq!(s.send_errors, 0);

@@ -8,6 +8,7 @@ use pcap_file::{DataLink, Endianness, TsResolution};
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
 
@@ -21,10 +22,43 @@ pub enum Side {
 /// What the datapath hands to the writer.
 pub enum Record {
     /// A packet at a TUN device: `outgoing` = sent by the application (read by airlink).
-    Packet { side: Side, outgoing: bool, mono_ns: u64, orig_len: u32, data: Vec<u8> },
-    Sample { time_ns: u64, link: &'static str, sample: LinkSample },
-    Event { event: LinkEvent, link: &'static str },
-    Malformed { side: Side, mono_ns: u64, len: u32 },
+    Packet {
+        side: Side,
+        outgoing: bool,
+        mono_ns: u64,
+        orig_len: u32,
+        data: Vec<u8>,
+    },
+    Sample {
+        time_ns: u64,
+        link: &'static str,
+        sample: LinkSample,
+    },
+    Event {
+        event: LinkEvent,
+        link: &'static str,
+    },
+    Malformed {
+        side: Side,
+        mono_ns: u64,
+        len: u32,
+    },
+    /// A packet dropped on arrival: its direction's links held their byte bound already.
+    LimitDrop {
+        side: Side,
+        mono_ns: u64,
+        len: u32,
+    },
+}
+
+impl Record {
+    /// Bytes the record holds beyond its fixed size (what the channel's byte bound counts).
+    pub fn bytes(&self) -> u64 {
+        match self {
+            Record::Packet { data, .. } => data.len() as u64,
+            _ => 0,
+        }
+    }
 }
 
 /// Time series collected by the writer until the controller drains them.
@@ -118,6 +152,7 @@ const WRITER_NAP: std::time::Duration = std::time::Duration::from_millis(2);
 /// time axis; `realtime_offset` (realtime - monotonic) dates the pcap records.
 pub fn run(
     rx: Receiver<Record>,
+    record_bytes: Arc<AtomicU64>,
     mut client: Option<Pcap>,
     mut server: Option<Pcap>,
     series: Arc<Mutex<Series>>,
@@ -166,6 +201,7 @@ pub fn run(
             }
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
         };
+        record_bytes.fetch_sub(r.bytes(), Ordering::Relaxed);
         match r {
             Record::Packet { side, mono_ns, orig_len, data, .. } => {
                 let w = match side {
@@ -203,12 +239,13 @@ pub fn run(
                 }
                 flush_rows += 1;
             }
-            Record::Malformed { side, mono_ns, len } => {
+            Record::Malformed { side, mono_ns, len } | Record::LimitDrop { side, mono_ns, len } => {
                 let link = match side {
                     Side::Client => "client",
                     Side::Server => "server",
                 };
-                local.event(mono_ns.saturating_sub(origin_mono), "malformed", link, 0, len, 0);
+                let kind = if matches!(r, Record::Malformed { .. }) { "malformed" } else { "in_flight_limit" };
+                local.event(mono_ns.saturating_sub(origin_mono), kind, link, 0, len, 0);
                 flush_rows += 1;
             }
         }

@@ -14,6 +14,12 @@ use std::sync::Mutex;
 create_exception!(_core, ScenarioError, PyValueError, "A scenario file or override is invalid.");
 create_exception!(
     _core,
+    Cancelled,
+    pyo3::exceptions::PyRuntimeError,
+    "A run was stopped because its `cancel` event was set (another run of a sweep failed or was interrupted)."
+);
+create_exception!(
+    _core,
     EmulationError,
     pyo3::exceptions::PyRuntimeError,
     "Emulation could not start or run (privileges, namespaces, TUN devices, output files)."
@@ -28,6 +34,70 @@ fn load(text: &str, source: &str, seed: Option<u64>, overrides: Vec<String>) -> 
     // Defaults that depend on other values (a symmetric uplink, the receive window) are filled
     // in here, so manifests, `check` and emulation all see the values that run.
     airlink_sim::build::resolve(&scenario).map_err(|e| ScenarioError::new_err(e.to_string()))
+}
+
+/// Wall time between two looks for signals (Ctrl-C, SIGTERM) and cancel requests while the
+/// core runs with the GIL released: what a signalled run waits at most before it stops.
+const SIGNAL_CHECK_INTERVAL: std::time::Duration = std::time::Duration::from_millis(50);
+/// Events between two looks at the wall clock: far less work than the check interval.
+const SLICE_EVENTS: u64 = 4096;
+
+/// Runs `sim` up to simulated time `until` (or its end) with the GIL released, re-taking it
+/// every `SIGNAL_CHECK_INTERVAL` of wall time to run Python's signal handlers (a raised
+/// KeyboardInterrupt or SystemExit ends the run here) and to look at `cancel`, an object with
+/// `is_set()` such as a `threading.Event` (signals reach only the main thread; a sweep's
+/// worker threads are stopped through it). Returns whether the run has finished.
+fn run_checked(py: Python<'_>, sim: &mut airlink_sim::Simulation, until: Instant, cancel: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+    loop {
+        let reached = py.detach(|| {
+            let slice_start = std::time::Instant::now();
+            loop {
+                if sim.run_until_at_most(until, SLICE_EVENTS) {
+                    return true;
+                }
+                if slice_start.elapsed() >= SIGNAL_CHECK_INTERVAL {
+                    return false;
+                }
+            }
+        });
+        if reached {
+            return Ok(sim.finished());
+        }
+        py.check_signals()?;
+        if let Some(cancel) = cancel {
+            if cancel.call_method0("is_set")?.is_truthy()? {
+                return Err(Cancelled::new_err("run cancelled"));
+            }
+        }
+    }
+}
+
+/// Runs `work` (which stops soon after its flag is set) on a helper thread with the GIL
+/// released, running Python's signal handlers every `SIGNAL_CHECK_INTERVAL` meanwhile: a
+/// handler's exception (KeyboardInterrupt, SystemExit) sets the flag and is raised once the
+/// work has stopped.
+fn detach_stoppable<T: Send>(py: Python<'_>, work: impl FnOnce(&std::sync::atomic::AtomicBool) -> T + Send) -> PyResult<T> {
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(|| work(&stop));
+        loop {
+            let done = py.detach(|| {
+                let until = std::time::Instant::now() + SIGNAL_CHECK_INTERVAL;
+                while !worker.is_finished() && std::time::Instant::now() < until {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                worker.is_finished()
+            });
+            if done {
+                return Ok(worker.join().expect("the worker does not panic"));
+            }
+            if let Err(e) = py.check_signals() {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                py.detach(|| worker.join().expect("the worker does not panic"));
+                return Err(e);
+            }
+        }
+    })
 }
 
 fn build(s: &Scenario, record: bool) -> PyResult<airlink_sim::Simulation> {
@@ -88,9 +158,10 @@ impl Simulation {
     }
 
     /// Runs until simulated time `t_ns` or the end of the run; returns whether it finished.
-    fn run_until(&mut self, py: Python<'_>, t_ns: u64) -> bool {
-        let sim = self.sim();
-        py.detach(|| sim.run_until(Instant::from_nanos(t_ns)))
+    /// Signals are handled every 50 ms of wall time meanwhile (see `run_checked`).
+    #[pyo3(signature = (t_ns, cancel=None))]
+    fn run_until(&mut self, py: Python<'_>, t_ns: u64, cancel: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+        run_checked(py, self.sim(), Instant::from_nanos(t_ns), cancel)
     }
 
     /// Hands over the buffered time series as {table: {column: list}} and empties them.
@@ -106,16 +177,22 @@ impl Simulation {
 }
 
 /// Runs a scenario to the end without time series and returns its summary JSON. Releases
-/// the GIL, so threads run scenarios in parallel.
+/// the GIL, so threads run scenarios in parallel; raises `Cancelled` soon after `cancel`
+/// (an object with `is_set()`) is set.
 #[pyfunction]
-#[pyo3(signature = (text, source, seed=None, overrides=Vec::new()))]
-fn run_summary(py: Python<'_>, text: &str, source: &str, seed: Option<u64>, overrides: Vec<String>) -> PyResult<String> {
+#[pyo3(signature = (text, source, seed=None, overrides=Vec::new(), cancel=None))]
+fn run_summary(
+    py: Python<'_>,
+    text: &str,
+    source: &str,
+    seed: Option<u64>,
+    overrides: Vec<String>,
+    cancel: Option<&Bound<'_, PyAny>>,
+) -> PyResult<String> {
     let scenario = load(text, source, seed, overrides)?;
     let mut sim = build(&scenario, false)?;
-    Ok(py.detach(move || {
-        sim.run();
-        sim.summary_json()
-    }))
+    run_checked(py, &mut sim, Instant::FAR_FUTURE, cancel)?;
+    Ok(sim.summary_json())
 }
 
 /// Checks a scenario (and overrides) without running it; returns the resolved TOML.
@@ -216,7 +293,8 @@ struct Emulation {
 impl Emulation {
     /// Starts the emulation: namespaces, TUN devices, `[emulation]` settings, datapath.
     #[new]
-    #[pyo3(signature = (text, source, seed=None, overrides=Vec::new(), pcap_dir=None, snaplen=128, realtime=true, guard_us=50, mlock=true))]
+    #[pyo3(signature = (text, source, seed=None, overrides=Vec::new(), pcap_dir=None, snaplen=128, realtime=true, guard_us=50, mlock=true,
+                        max_in_flight_bytes=airlink_emu::datapath::DEFAULT_MAX_IN_FLIGHT_BYTES))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -229,9 +307,10 @@ impl Emulation {
         realtime: bool,
         guard_us: u64,
         mlock: bool,
+        max_in_flight_bytes: u64,
     ) -> PyResult<Self> {
         let scenario = load(text, source, seed, overrides)?;
-        let opts = airlink_emu::EmuOptions { pcap_dir, snaplen, realtime, guard_ns: guard_us * 1000, mlock };
+        let opts = airlink_emu::EmuOptions { pcap_dir, snaplen, realtime, guard_ns: guard_us * 1000, mlock, max_in_flight_bytes };
         let _ = py;
         let emu = airlink_emu::Emulation::start(&scenario, &opts).map_err(emu_err)?;
         Ok(Emulation { emu, scenario, children: Default::default() })
@@ -287,14 +366,22 @@ impl Emulation {
     /// Starts `sh -c command` in the "client" or "server" namespace; output goes to the
     /// given files (or is inherited). Returns a handle for `poll`/`kill`.
     #[pyo3(signature = (side, command, stdout=None, stderr=None, interactive=false))]
-    fn spawn(&mut self, side: &str, command: &str, stdout: Option<std::path::PathBuf>, stderr: Option<std::path::PathBuf>, interactive: bool) -> PyResult<u32> {
+    fn spawn(
+        &mut self,
+        side: &str,
+        command: &str,
+        stdout: Option<std::path::PathBuf>,
+        stderr: Option<std::path::PathBuf>,
+        interactive: bool,
+    ) -> PyResult<u32> {
         let role = match side {
             "client" => airlink_emu::Role::Client,
             "server" => airlink_emu::Role::Server,
             other => return Err(PyValueError::new_err(format!("unknown side {other:?}: expected \"client\" or \"server\""))),
         };
         let open = |p: Option<std::path::PathBuf>| -> PyResult<Option<std::fs::File>> {
-            p.map(|p| std::fs::File::create(&p).map_err(|e| EmulationError::new_err(format!("cannot write {}: {e}", p.display())))).transpose()
+            p.map(|p| std::fs::File::create(&p).map_err(|e| EmulationError::new_err(format!("cannot write {}: {e}", p.display()))))
+                .transpose()
         };
         let child = self.emu.spawn(role, command, open(stdout)?, open(stderr)?, !interactive).map_err(emu_err)?;
         let id = child.id();
@@ -413,27 +500,34 @@ fn udpgen_send(py: Python<'_>, to: &str, size: usize, rate_bps: u64, seconds: f6
         gso,
     };
     cfg.validate().map_err(PyValueError::new_err)?;
-    let r = py.detach(move || udpgen::send(&cfg)).map_err(EmulationError::new_err)?;
+    let r = detach_stoppable(py, |stop| udpgen::send(&cfg, stop))?.map_err(EmulationError::new_err)?;
     Ok(serde_json::to_string(&r).expect("serialises"))
 }
 
 /// airlink's UDP packet sink (udpgen): counts what arrives at `bind` ("ADDR:PORT") for at most
-/// `seconds`, or until nothing arrived for `idle` seconds after the first packet (0 = never).
+/// `seconds`, or until nothing arrived for `idle` seconds after the first packet (0 = never);
+/// creates the file `ready` once listening.
 #[pyfunction]
-#[pyo3(signature = (bind, seconds=10.0, idle=1.0, batch=64))]
-fn udpgen_recv(py: Python<'_>, bind: &str, seconds: f64, idle: f64, batch: usize) -> PyResult<String> {
+#[pyo3(signature = (bind, seconds=10.0, idle=1.0, batch=64, ready=None))]
+fn udpgen_recv(py: Python<'_>, bind: &str, seconds: f64, idle: f64, batch: usize, ready: Option<std::path::PathBuf>) -> PyResult<String> {
     use airlink_emu::udpgen;
     let idle_ns = if idle == 0.0 { 0 } else { duration_ns("idle timeout", idle)? };
-    let cfg =
-        udpgen::RecvConfig { bind: socket_addr("bind address", bind)?, duration_ns: duration_ns("duration", seconds)?, idle_ns, batch };
+    let cfg = udpgen::RecvConfig {
+        bind: socket_addr("bind address", bind)?,
+        duration_ns: duration_ns("duration", seconds)?,
+        idle_ns,
+        batch,
+        ready,
+    };
     cfg.validate().map_err(PyValueError::new_err)?;
-    let r = py.detach(move || udpgen::recv(&cfg)).map_err(EmulationError::new_err)?;
+    let r = detach_stoppable(py, |stop| udpgen::recv(&cfg, stop))?.map_err(EmulationError::new_err)?;
     Ok(serde_json::to_string(&r).expect("serialises"))
 }
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("EmulationError", m.py().get_type::<EmulationError>())?;
+    m.add("Cancelled", m.py().get_type::<Cancelled>())?;
     m.add_class::<Emulation>()?;
     m.add_function(wrap_pyfunction!(timing_measure, m)?)?;
     m.add_function(wrap_pyfunction!(doctor, m)?)?;

@@ -170,9 +170,10 @@ impl Flow {
         self.link_drops.map(|d| d + self.checksum_drops)
     }
 
-    /// Complete: all bytes delivered, or a flow without a size (those run to the stop time).
+    /// Complete: a flow with a size delivered all its bytes; a flow without one (it runs to
+    /// the stop time) delivered data. A flow that delivered nothing did not complete.
     pub fn completed(&self) -> bool {
-        self.done || self.bytes.is_none()
+        self.done || (self.bytes.is_none() && self.delivered > 0)
     }
 
     pub fn summary(&self, id: u32) -> FlowSummary {

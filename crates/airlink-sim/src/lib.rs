@@ -155,7 +155,21 @@ impl Simulation {
     /// Processes every event due at or before `until` (or until the run finishes).
     /// Returns whether the run has finished.
     pub fn run_until(&mut self, until: Instant) -> bool {
+        self.run_until_at_most(until, u64::MAX);
+        self.finished
+    }
+
+    /// As [`run_until`](Self::run_until), but returns after at most `max_events` events, so a
+    /// caller can look at the wall clock (or a cancel request) between slices. Slicing does
+    /// not change the run: the same events are processed in the same order. Returns whether
+    /// the slice ended because `until` was reached or the run finished (false: budget used up).
+    pub fn run_until_at_most(&mut self, until: Instant, max_events: u64) -> bool {
+        let mut budget = max_events;
         while !self.finished {
+            if budget == 0 {
+                return false;
+            }
+            budget -= 1;
             match self.queue.peek_time() {
                 Some(t) if t <= until && t <= self.stop => {}
                 Some(t) if t > self.stop => {
@@ -184,7 +198,7 @@ impl Simulation {
                 self.finished = true;
             }
         }
-        self.finished
+        true
     }
 
     fn dispatch(&mut self, event: Event) {

@@ -10,8 +10,7 @@ use std::collections::BTreeMap;
 pub struct Summary {
     pub scenario: String,
     pub seed: u64,
-    /// Every flow with a size delivered all its bytes before the stop time (flows without
-    /// one run until the stop time by design).
+    /// Every flow completed (see [`FlowSummary::completed`]).
     pub completed: bool,
     pub sim_time_s: f64,
     pub events: u64,
@@ -28,6 +27,8 @@ pub struct FlowSummary {
     pub bytes_requested: Option<u64>,
     /// Bytes delivered in order to the receiving application.
     pub bytes_delivered: u64,
+    /// A flow with a size delivered all its bytes before the stop time; a flow without one
+    /// (it runs until the stop time by design) delivered data.
     pub completed: bool,
     pub start_s: f64,
     /// Time of the last delivery to the application.
