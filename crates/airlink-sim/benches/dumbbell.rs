@@ -1,29 +1,15 @@
-//! The TCP dumbbell (issue figures): link packet transmissions per wall second, simulated
+//! The TCP dumbbell: link packet transmissions per wall second, simulated
 //! seconds per wall second, and memory per flow, for 1 and 10 flows over 10 Mbit/s,
 //! 100 Mbit/s and 1 Gbit/s bottlenecks, 100 s simulated. Each case runs once (a 1 Gbit/s
 //! case is seconds of work); the figures are printed, not asserted.
 use airlink_scenario::Scenario;
 use airlink_sim::{dumbbell::dumbbell_toml, Simulation};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
-/// Counts live and peak heap bytes.
-struct Counting;
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let live = LIVE.fetch_add(layout.size(), Relaxed) + layout.size();
-        PEAK.fetch_max(live, Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Relaxed);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+#[path = "../tests/support/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::{Counting, PEAK};
 
 #[global_allocator]
 static ALLOC: Counting = Counting;
@@ -36,8 +22,7 @@ fn main() {
     for rate in [10_000_000u64, 100_000_000, 1_000_000_000] {
         for flows in [1u32, 10] {
             let scenario = Scenario::from_toml(&dumbbell_toml(rate, flows, seconds, 22), "dumbbell.toml").unwrap();
-            let base = LIVE.load(Relaxed);
-            PEAK.store(base, Relaxed);
+            let base = counting_alloc::reset_peak();
             let start = Instant::now();
             let mut sim = Simulation::new(&scenario, false).unwrap();
             sim.run();

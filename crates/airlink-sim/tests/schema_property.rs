@@ -4,31 +4,18 @@
 //! key's domain and a little beyond it, so refusals are exercised too. The downlink always has a
 //! rate: a path without one runs as fast as its windows allow (bounded by window / round trip).
 //!
-//! `PROPTEST_CASES=N` runs more cases (the figures of issue 9 used 5000); the test prints
+//! `PROPTEST_CASES=N` runs more cases (5000 for the figures in the project notes); the test prints
 //! how many were accepted and run, and the largest event count and heap seen.
 
 use airlink_scenario::Scenario;
 use airlink_sim::Simulation;
 use proptest::prelude::*;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Mutex;
 
-struct Counting;
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let live = LIVE.fetch_add(layout.size(), Relaxed) + layout.size();
-        PEAK.fetch_max(live, Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Relaxed);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::{Counting, PEAK};
 
 #[global_allocator]
 static ALLOC: Counting = Counting;
@@ -260,8 +247,7 @@ proptest! {
             }
         };
         // A scenario can still be refused when built (a trace too fast, say): also a clean refusal.
-        let base = LIVE.load(Relaxed);
-        PEAK.store(base, Relaxed);
+        let base = counting_alloc::reset_peak();
         let Ok(mut sim) = Simulation::new(&s, true) else {
             TALLY.lock().unwrap().refused += 1;
             return Ok(());
