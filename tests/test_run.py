@@ -125,7 +125,7 @@ def test_the_retransmission_share_keeps_its_digits(airlink_cli, tmp_path: Path) 
     share = 100 * flow["retransmissions"] / flow["data_segments_sent"]
     text = airlink_cli("run", rare, "--out", tmp_path / "t").stdout
     expected = (f"retransmitted {flow['retransmissions']:,} of {flow['data_segments_sent']:,} data segments "
-                f"({share:.3g} %)")
+                f"({share:.3g} %, spurious {flow['spurious_retransmissions']:,})")
     assert expected in text, text
 
 
