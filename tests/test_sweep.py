@@ -202,12 +202,12 @@ def test_a_run_that_raises_is_retried_then_recorded(tmp_path: Path, monkeypatch:
     attempts: dict[tuple[int, str], int] = {}
     real = experiment_run._run
 
-    def run(text: str, source: str, seed: int, overrides: list[str]) -> str:
+    def run(text: str, source: str, seed: int, overrides: list[str], cancel: object) -> str:
         key = (seed, overrides[0])
         attempts[key] = attempts.get(key, 0) + 1
         if (seed == flaky and attempts[key] == 1) or (seed == broken and overrides[0].endswith("0.01")):
             raise RuntimeError(f"injected failure {attempts[key]}")
-        return real(text, source, seed, overrides)
+        return real(text, source, seed, overrides, cancel)
 
     monkeypatch.setattr(experiment_run, "_run", run)
     runs = airlink.sweep(path, tmp_path / "out", jobs=2)
@@ -278,3 +278,24 @@ def test_cli_sweep_prints_intervals(tmp_path: Path, airlink_cli) -> None:
     assert result.exit_code == 0, result.output
     assert "flows.*.goodput_bps" in result.output and " z " in result.output and "±" in result.output
     assert f"results: {tmp_path / 'out'}" in result.output
+
+
+def test_an_interrupted_sweep_stops_its_running_runs_and_stores_no_failure(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # One run is interrupted (as Ctrl-C would be); the others are still inside the core. They
+    # must be told to stop (the cancel event), not left to finish, and must not be stored as failed.
+    path = write_experiment(tmp_path, '[vary]\n"downlink.pipe.loss" = [0.0, 0.01]\n[repetitions]\ncount = 2\n')
+    saw_cancel: list[bool] = []
+
+    def run(text: str, source: str, seed: int, overrides: list[str], cancel) -> str:
+        if overrides[0].endswith("=0.0") and seed == ex.load_experiment(path).run_seed(0):
+            time.sleep(0.2)  # let the other worker enter its run
+            raise KeyboardInterrupt
+        saw_cancel.append(cancel.wait(30))
+        raise airlink._core.Cancelled("run cancelled")
+
+    monkeypatch.setattr(experiment_run, "_run", run)
+    with pytest.raises(KeyboardInterrupt):
+        airlink.sweep(path, tmp_path / "out", jobs=2)
+    assert saw_cancel and all(saw_cancel)
+    assert not list((tmp_path / "out" / "runs").glob("*.json"))

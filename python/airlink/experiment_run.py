@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -25,7 +26,7 @@ from airlink.store import Store, load, tables
 from airlink.sweep import default_jobs
 
 # The run itself; a module attribute so that tests can make runs fail.
-_run: Callable[[str, str, int, list[str]], str] = _core.run_summary
+_run: Callable[[str, str, int, list[str], threading.Event], str] = _core.run_summary
 ATTEMPTS = 2  # a run that raises is retried once
 
 
@@ -33,22 +34,24 @@ def default_out(experiment_path: str | Path) -> Path:
     return Path(f"{Path(experiment_path).stem}.sweep")
 
 
-def _execute(exp: ex.Experiment, store: Store, config: ex.Config, rep: int) -> dict[str, Any]:
+def _execute(exp: ex.Experiment, store: Store, config: ex.Config, rep: int, cancel: threading.Event) -> dict[str, Any]:
     """One run, retried once if it raises; stores and returns its record (status ok or failed)."""
-    record = _attempt(exp, config, rep)
+    record = _attempt(exp, config, rep, cancel)
     store.put(record)  # here rather than in the caller: a run that ends after Ctrl-C is kept
     return record
 
 
-def _attempt(exp: ex.Experiment, config: ex.Config, rep: int) -> dict[str, Any]:
+def _attempt(exp: ex.Experiment, config: ex.Config, rep: int, cancel: threading.Event) -> dict[str, Any]:
     seed = exp.run_seed(rep)
     record: dict[str, Any] = {"key": ex.run_key(config.resolved, seed), "config": config.index, "rep": rep,
                               "seed": seed, "params": [list(p) for p in config.params]}
     error = None
     for attempt in range(1, ATTEMPTS + 1):
         try:
-            summary = json.loads(_run(exp.scenario_text, str(exp.scenario_path), seed, list(config.overrides)))
+            summary = json.loads(_run(exp.scenario_text, str(exp.scenario_path), seed, list(config.overrides), cancel))
         except Exception as e:  # noqa: BLE001 - any failure of a run is recorded, not fatal
+            if cancel.is_set():
+                raise  # the sweep is stopping: the run did not fail, it is simply not done
             error = f"{type(e).__name__}: {e}"
             continue
         metrics = {m: ex.run_metrics(summary, m, exp.flow_class) for m in exp.metrics}
@@ -84,6 +87,7 @@ def run_experiment(experiment: ex.Experiment | str | Path, out: str | Path | Non
     planned = {c.index: initial for c in exp.configs}
     decided: dict[int, int] = {}
     records: dict[tuple[int, int], dict[str, Any]] = {}
+    cancel = threading.Event()
     with ThreadPoolExecutor(max_workers=jobs or default_jobs()) as pool, \
             tqdm(total=0, desc="runs", unit="run", file=sys.stderr, disable=not progress) as bar:
         failed, first_round = 0, True
@@ -98,7 +102,7 @@ def run_experiment(experiment: ex.Experiment | str | Path, out: str | Path | Non
                 else:  # done by an earlier sweep: the same run, whatever its place in that grid
                     records[c.index, r] = _replanned(exp, old, c, r)
             bar.total += len(todo)
-            futures = {pool.submit(_execute, exp, store, c, r): (c.index, r) for c, r in todo}
+            futures = {pool.submit(_execute, exp, store, c, r, cancel): (c.index, r) for c, r in todo}
             try:
                 for future in as_completed(futures):
                     record = future.result()
@@ -107,8 +111,11 @@ def run_experiment(experiment: ex.Experiment | str | Path, out: str | Path | Non
                     bar.set_postfix_str(f"{failed} failed, {bar.total - bar.n - 1} to go", refresh=False)
                     bar.update()
             except BaseException:
+                # Ctrl-C or SIGTERM: drop what has not started and stop what runs (as sweep.run_many);
+                # finished runs are already stored, so a re-run resumes from them.
+                cancel.set()
                 for f in futures:
-                    f.cancel()  # runs already started finish in the core and are stored
+                    f.cancel()
                 raise
             if first_round:
                 ex.check_metrics_found(exp, list(records.values()))
