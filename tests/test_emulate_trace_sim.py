@@ -1,8 +1,9 @@
-"""The trace-driven downlink in simulation (no privileges needed): the same scenario file that
-emulation runs, in virtual time."""
+"""Trace-driven links in simulation (no privileges needed): the same scenario file that
+emulation runs, in virtual time; and a trace pair in both modes (root only)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -31,3 +32,38 @@ def test_a_truncated_trace_is_refused_with_its_line(tmp_path: Path) -> None:
     s.write_text(f'[downlink.trace]\nfile = "{trace}"\n[[flow]]\n', encoding="utf-8")
     with pytest.raises(airlink.ScenarioError, match=r"cut\.trace:3: timestamp 1 ms is before the previous one \(10 ms\)"):
         airlink.run(s)
+
+
+
+def emulate_trace_pair(tmp_path: Path) -> tuple[dict, dict]:
+    """The trace pair in simulation and in emulation, airlink's own CUBIC in both (so the
+    transports are the same code)."""
+    from airlink import _core, emulate as emulation
+
+    missing = [c["name"] for c in json.loads(_core.doctor()) if c["required"] and not c["ok"]]
+    if missing:
+        pytest.skip(f"emulation not possible here: {', '.join(missing)}")
+    scenario = "scenarios/topology/trace-pair.toml"
+    settings = ["stop=8 s", "flow.0.bytes=6 MB"]
+    sim = airlink.run(scenario, overrides=settings).summary
+    emulation.emulate(scenario, overrides=settings, out=tmp_path / "emu")
+    return sim, json.loads((tmp_path / "emu" / "summary.json").read_text())
+
+
+def test_a_trace_pair_runs_in_emulation_too(tmp_path: Path) -> None:
+    sim, emu = emulate_trace_pair(tmp_path)
+    models = {link["name"]: link["model"] for link in emu["links"]}
+    assert models["downlink"] == models["uplink"] == "trace"
+    assert emu["flows"][0]["bytes_delivered"] == sim["flows"][0]["bytes_delivered"] == 6_000_000
+    # The uplink trace carried the ACKs in both modes.
+    assert min(link["packets_out"] for link in [*emu["links"], *sim["links"]] if link["name"] == "uplink") > 1000
+
+
+@pytest.mark.xfail(reason="measured: with the uplink trace, emulation drops 517 packets at the downlink queue where "
+                          "simulation drops 54 (seed 1), and its steady goodput is 0.74 of simulation's; with a pipe "
+                          "uplink of the trace's mean rate the two agree within 1 %: the cause is not found yet", strict=False)
+def test_a_trace_pair_gives_the_same_goodput_in_both_modes(tmp_path: Path) -> None:
+    sim, emu = emulate_trace_pair(tmp_path)
+    # The steady rate (10 % to 90 % of the bytes): without the start-up, which real time adds to.
+    ratio = emu["flows"][0]["goodput_steady_bps"] / sim["flows"][0]["goodput_steady_bps"]
+    assert 0.85 < ratio < 1.15, ratio

@@ -2,8 +2,8 @@
 
 Each golden file holds a run's whole summary and a digest of every column of its Parquet
 tables. A change that moves any figure fails here with the scenario, table and column named;
-when the change is meant, refresh the files with ``python tests/test_golden.py --update`` and
-say in the commit which figures moved and why.
+when the change is meant, refresh the files with ``python tests/test_golden.py --update
+[SCENARIO...]`` (all, or only those named) and say in the commit which figures moved and why.
 """
 
 from __future__ import annotations
@@ -102,12 +102,13 @@ def test_every_golden_file_has_a_scenario() -> None:
     assert not stale, f"golden files without a scenario: {stale}"
 
 
-def update() -> None:
+def update(only: list[str]) -> None:
     import tempfile
 
     GOLDEN.mkdir(exist_ok=True)
+    chosen = [s for s in scenarios() if not only or any(s.samefile(o) for o in only)]
     with tempfile.TemporaryDirectory() as tmp:
-        for scenario in scenarios():
+        for scenario in chosen:
             for seed in SEEDS:
                 found = run_fingerprint(scenario, seed, Path(tmp))
                 golden_path(scenario, seed).write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")
@@ -115,6 +116,6 @@ def update() -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] != ["--update"]:
-        sys.exit("usage: python tests/test_golden.py --update")
-    update()
+    if sys.argv[1:2] != ["--update"]:
+        sys.exit("usage: python tests/test_golden.py --update [SCENARIO...]")
+    update(sys.argv[2:])

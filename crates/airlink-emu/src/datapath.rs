@@ -19,15 +19,17 @@
 //!   lines, stage queues) never exceed `max_in_flight_bytes`; a packet that would exceed it is
 //!   dropped on arrival and counted (`in_flight_drops`), as a router out of buffer would.
 //!
-//! Paths: server TUN → `wired.down` (0) → `downlink` (1) → client TUN; client TUN → `uplink`
-//! (2) → `wired.up` (3) → server TUN.
+//! Paths: the network's shared path in each direction (server TUN → links → client TUN, and
+//! back), whatever its links. Things due at the same instant follow the network's event order
+//! ([`airlink_net::order`]): arrivals at a link before link timers, then samples; ties by link.
 
 use crate::packet::{EmuPacket, Malformed};
 use crate::timing::{monotonic_ns, spin_until, thread_cpu_ns};
 use crate::writer::{Record, Side};
 use airlink_engine::{Duration, Instant};
 use airlink_link::LinkEvent;
-use airlink_sim::build::BuiltLink;
+use airlink_net::build::BuiltLink;
+use airlink_net::{order, FlowPath};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -172,10 +174,42 @@ pub struct DatapathReport {
     pub spin_s: f64,
 }
 
+/// Where a link sits on the shared paths.
+#[derive(Copy, Clone, Debug, Default)]
+struct Hop {
+    /// On the upward path (client to server).
+    up: bool,
+    /// The next link, or `None`: the packet leaves to the TUN device of its direction.
+    next: Option<usize>,
+}
+
+/// Something due: a link's timer, the head of a link's stage queue, or a sample.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Due {
+    Timer(usize),
+    Stage(usize),
+    Sample,
+}
+
+impl Due {
+    /// The tie-break after the due instant: (rank, source) as in the network's event order.
+    fn order(self) -> (u8, u32) {
+        match self {
+            // A stage queue's head arrives at the next link (or endpoint).
+            Due::Stage(i) => (order::ARRIVE, order::link_source(i as u16)),
+            Due::Timer(i) => (order::WAKE, order::link_source(i as u16)),
+            Due::Sample => (order::SAMPLE, 0),
+        }
+    }
+}
+
 /// Stage queues: packets that left link `i` and are due at the next stage.
 struct Datapath {
     links: Vec<BuiltLink<EmuPacket>>,
-    pending: [VecDeque<(Instant, EmuPacket)>; 4],
+    route: Vec<Hop>,
+    /// First link of the downward and the upward path (`None`: an empty path).
+    entry: [Option<usize>; 2],
+    pending: Vec<VecDeque<(Instant, EmuPacket)>>,
     client: OwnedFd,
     server: OwnedFd,
     origin: u64,
@@ -232,7 +266,7 @@ impl Datapath {
         }
         while let Some(ev) = self.links[i].link.poll_event() {
             if let LinkEvent::Drop { bytes, .. } = ev {
-                self.left(i >= 2, bytes);
+                self.left(self.route[i].up, bytes);
             }
             let name = self.links[i].name;
             self.send(Record::Event { event: ev, link: name });
@@ -245,29 +279,28 @@ impl Datapath {
         *d = d.saturating_sub(bytes as u64);
     }
 
-    /// The earliest thing to do: (instant, what) with what = 0..4 link timer, 4..8 stage
-    /// queue, 8 sample.
-    fn next_event(&self, sampling: bool) -> Option<(Instant, usize)> {
-        let mut best: Option<(Instant, usize)> = None;
-        let mut consider = |t: Option<Instant>, k: usize| {
+    /// The earliest thing to do, first in the network's event order among equal instants.
+    fn next_event(&self, sampling: bool) -> Option<(Instant, Due)> {
+        let mut best: Option<(Instant, Due)> = None;
+        let mut consider = |t: Option<Instant>, what: Due| {
             if let Some(t) = t {
-                if best.is_none_or(|(b, _)| t < b) {
-                    best = Some((t, k));
+                if best.is_none_or(|(b, w)| (t, what.order()) < (b, w.order())) {
+                    best = Some((t, what));
                 }
             }
         };
-        for i in 0..4 {
-            consider(self.links[i].link.poll_at(), i);
-            consider(self.pending[i].front().map(|p| p.0), 4 + i);
+        for i in 0..self.links.len() {
+            consider(self.links[i].link.poll_at(), Due::Timer(i));
+            consider(self.pending[i].front().map(|p| p.0), Due::Stage(i));
         }
         if sampling {
-            consider(Some(self.next_sample), 8);
+            consider(Some(self.next_sample), Due::Sample);
         }
         best
     }
 
     fn busy(&self) -> bool {
-        (0..4).any(|i| self.links[i].link.poll_at().is_some() || !self.pending[i].is_empty())
+        (0..self.links.len()).any(|i| self.links[i].link.poll_at().is_some() || !self.pending[i].is_empty())
     }
 
     /// Handles everything due at or before `now`, in time order.
@@ -283,23 +316,23 @@ impl Datapath {
             }
             self.did_work = true;
             match what {
-                0..=3 => {
-                    self.links[what].link.handle_timeout(t);
-                    self.drain_link(what);
+                Due::Timer(i) => {
+                    self.links[i].link.handle_timeout(t);
+                    self.drain_link(i);
                 }
-                4..=7 => {
-                    let i = what - 4;
+                Due::Stage(i) => {
                     let (due, pkt) = self.pending[i].pop_front().expect("front exists");
-                    match i {
-                        0 | 2 => {
-                            self.links[i + 1].link.enqueue(due, pkt);
-                            self.drain_link(i + 1);
+                    let hop = self.route[i];
+                    match hop.next {
+                        Some(next) => {
+                            self.links[next].link.enqueue(due, pkt);
+                            self.drain_link(next);
                         }
-                        _ => self.deliver(i == 1, due, pkt),
+                        None => self.deliver(!hop.up, due, pkt),
                     }
                 }
-                _ => {
-                    for i in 0..4 {
+                Due::Sample => {
+                    for i in 0..self.links.len() {
                         let s = self.links[i].link.sample(t);
                         let name = self.links[i].name;
                         self.send(Record::Sample { time_ns: t.as_nanos(), link: name, sample: s });
@@ -351,7 +384,7 @@ impl Datapath {
         self.capture(side, false, actual, &pkt.data);
     }
 
-    /// Reads up to a batch from one TUN device into link 0 (server side) or 2 (client side).
+    /// Reads up to a batch from one TUN device into the first link of its direction's path.
     fn read_side(&mut self, from_client: bool) -> usize {
         let fd: RawFd = if from_client { self.client.as_raw_fd() } else { self.server.as_raw_fd() };
         let mut n = 0;
@@ -371,13 +404,11 @@ impl Datapath {
             self.process_due(now);
             match EmuPacket::parse(data) {
                 Ok(pkt) => {
-                    let link = if from_client {
+                    if from_client {
                         self.report.packets_read_client += 1;
-                        2
                     } else {
                         self.report.packets_read_server += 1;
-                        0
-                    };
+                    }
                     let dir = from_client as usize;
                     let len = rc as u64;
                     if self.in_flight[dir] + len > self.cfg.max_in_flight_bytes {
@@ -388,8 +419,13 @@ impl Datapath {
                     self.in_flight[dir] += len;
                     let held = &mut self.report.in_flight_max_bytes[dir];
                     *held = (*held).max(self.in_flight[dir]);
-                    self.links[link].link.enqueue(now, pkt);
-                    self.drain_link(link);
+                    match self.entry[dir] {
+                        Some(link) => {
+                            self.links[link].link.enqueue(now, pkt);
+                            self.drain_link(link);
+                        }
+                        None => self.deliver(!from_client, now, pkt),
+                    }
                 }
                 Err(Malformed::NotIp) | Err(Malformed::BadHeader) => {
                     if from_client {
@@ -429,6 +465,17 @@ impl Datapath {
     }
 }
 
+/// Each link's place on the two paths, and each path's first link.
+fn routes(links: usize, path: &FlowPath) -> (Vec<Hop>, [Option<usize>; 2]) {
+    let mut route = vec![Hop::default(); links];
+    for (up, hops) in [(false, &path.down), (true, &path.up)] {
+        for (k, &l) in hops.iter().enumerate() {
+            route[l as usize] = Hop { up, next: hops.get(k + 1).map(|&n| n as usize) };
+        }
+    }
+    (route, [path.down.first().map(|&l| l as usize), path.up.first().map(|&l| l as usize)])
+}
+
 /// A handle to stop a real-time thread (the datapath's, the stack's) from another thread:
 /// a flag, and an `eventfd` in the thread's `epoll` set that wakes it.
 #[derive(Clone)]
@@ -464,6 +511,8 @@ impl StopHandle {
 /// Everything the datapath thread needs.
 pub struct DatapathParts {
     pub links: Vec<BuiltLink<EmuPacket>>,
+    /// The path of each direction through `links`.
+    pub path: FlowPath,
     pub client: OwnedFd,
     pub server: OwnedFd,
     pub origin_mono_ns: u64,
@@ -508,9 +557,12 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
         // the configured guard nor above MAX_GUARD_NS.
         let mut guard = parts.cfg.guard_ns;
         let mut wake_late_ewma = parts.cfg.guard_ns as f64;
+        let (route, entry) = routes(parts.links.len(), &parts.path);
         let mut dp = Datapath {
+            pending: (0..parts.links.len()).map(|_| VecDeque::new()).collect(),
             links: parts.links,
-            pending: Default::default(),
+            route,
+            entry,
             client: parts.client,
             server: parts.server,
             origin: parts.origin_mono_ns,

@@ -1,10 +1,10 @@
 //! Real-time emulation: real applications and the kernel's TCP/UDP over airlink's link models.
 //!
 //! Two network namespaces, *client* and *server*, are joined only through a TUN device in
-//! each and airlink's datapath between them, which runs the scenario's four links (built by
-//! [`airlink_sim::build::scenario_links`], so every simulation link model runs here unchanged):
-//! downward `server → wired.down → downlink → client`, upward `client → uplink → wired.up →
-//! server`. See [`datapath`] for how packets are timed and [`ns`] for why teardown always
+//! each and airlink's datapath between them, which steps the scenario's network (built by
+//! [`airlink_net::Network::build`], as the simulator builds it, so every link model runs here
+//! unchanged) along its shared path in each direction: downward `server → wired.down →
+//! downlink → client`, upward `client → uplink → wired.up → server`. See [`datapath`] for how packets are timed and [`ns`] for why teardown always
 //! works. This crate is the only one that reads the clock and does I/O; the models stay
 //! sans-IO.
 //!
@@ -30,10 +30,9 @@ pub mod udpgen;
 pub mod wire;
 pub mod writer;
 
-use airlink_phy::Modulation;
 use airlink_scenario::Scenario;
-use airlink_sim::metrics::{Recorder, Table};
-use airlink_sim::LinkSummary;
+use airlink_net::metrics::{Recorder, Table};
+use airlink_net::{LinkSummary, Network};
 use datapath::{DatapathConfig, DatapathParts, DatapathReport, LiveCounters, StopHandle};
 use ns::{Namespace, NsError, CLIENT_ADDR, SERVER_ADDR};
 use packet::EmuPacket;
@@ -119,7 +118,7 @@ pub const RECORDED_SYSCTLS: &[&str] = &[
     "net.ipv6.conf.all.disable_ipv6",
 ];
 
-type DatapathResult = (Vec<airlink_sim::build::BuiltLink<EmuPacket>>, DatapathReport, rt::RtReport);
+type DatapathResult = (Vec<airlink_net::build::BuiltLink<EmuPacket>>, DatapathReport, rt::RtReport);
 
 /// A running emulation; see the crate documentation.
 pub struct Emulation {
@@ -157,18 +156,18 @@ pub enum Role {
 impl Emulation {
     /// Creates the namespaces and TUN devices, applies `[emulation]`, starts the threads.
     pub fn start(s: &Scenario, opts: &EmuOptions) -> Result<Emulation, EmuError> {
-        if s.access.is_some() {
-            // Silently leaving them out would make the scenario mean something else here.
+        // The defaults that depend on other values (uplink, receive window), as in simulation.
+        let resolved = airlink_net::build::resolve(s).map_err(|e| EmuError::Build(e.0))?;
+        let s = &resolved;
+        let network = Network::<EmuPacket>::build(s).map_err(|e| EmuError::Build(e.0))?;
+        if network.paths.iter().any(|p| *p != network.shared) {
+            // Silently sending them along the shared path would make the scenario mean something else.
             return Err(EmuError::Build(
-                "[access]: per-flow access links are not emulated yet (the datapath runs the four shared links); \
-                 remove [access] or run this scenario in simulation"
+                "flows on paths of their own ([access], or [link] paths that differ between flows) are not emulated yet: \
+                 the datapath runs one shared path each way; run this scenario in simulation"
                     .into(),
             ));
         }
-        // The defaults that depend on other values (uplink, receive window), as in simulation.
-        let resolved = airlink_sim::build::resolve(s).map_err(|e| EmuError::Build(e.0))?;
-        let s = &resolved;
-        let links = airlink_sim::build::scenario_links::<EmuPacket>(s).map_err(|e| EmuError::Build(e.0))?;
         let e = &s.emulation;
         // Output files first: a bad path is refused before anything is created.
         let (pc, ps) = match &opts.pcap_dir {
@@ -223,7 +222,8 @@ impl Emulation {
             max_in_flight_bytes: opts.max_in_flight_bytes,
         };
         let parts = DatapathParts {
-            links,
+            links: network.links,
+            path: network.shared,
             client: client_fd,
             server: server_fd,
             origin_mono_ns: origin,
@@ -323,7 +323,7 @@ impl Emulation {
         // Every flow is checked before any socket exists.
         let mut built = Vec::with_capacity(self.scenario.flow.len());
         for (i, f) in self.scenario.flow.iter().enumerate() {
-            let flow = airlink_sim::build::scenario_flow(f, i).map_err(|e| EmuError::Build(e.0))?;
+            let flow = airlink_net::build::scenario_flow(f, i).map_err(|e| EmuError::Build(e.0))?;
             let protocol = match f.protocol {
                 airlink_scenario::Protocol::Tcp => wire::Protocol::Tcp,
                 airlink_scenario::Protocol::Udp => wire::Protocol::Udp,
@@ -333,7 +333,7 @@ impl Emulation {
             let mtu = self.scenario.emulation.mtu as u64;
             let largest = match f.protocol {
                 airlink_scenario::Protocol::Tcp => f.tcp.mtu.unwrap_or(1500) as u64,
-                airlink_scenario::Protocol::Dccp => airlink_sim::build::datagram_payload(f) as u64 + 20 + 16 + 8,
+                airlink_scenario::Protocol::Dccp => airlink_net::build::datagram_payload(f) as u64 + 20 + 16 + 8,
                 airlink_scenario::Protocol::Udp => 0,
             };
             if largest > mtu {
@@ -549,38 +549,14 @@ struct Realtime<'a> {
 /// The emulation summary: per-link counters with the simulator's fields, then the datapath's.
 fn summary(
     s: &Scenario,
-    links: &[airlink_sim::build::BuiltLink<EmuPacket>],
+    links: &[airlink_net::build::BuiltLink<EmuPacket>],
     report: &DatapathReport,
     rt: &rt::RtReport,
     writer: &writer::WriterReport,
     tun: &BTreeMap<&str, TunCounters>,
 ) -> serde_json::Value {
-    let links: Vec<LinkSummary> = links
-        .iter()
-        .map(|l| {
-            let st = l.link.stats();
-            LinkSummary {
-                name: l.name,
-                model: l.model,
-                packets_in: st.packets_in,
-                packets_out: st.packets_out,
-                bytes_out: st.bytes_out,
-                queue_drops: st.queue_drops,
-                loss_drops: st.loss_drops,
-                frames_sent: st.frames_sent,
-                frame_errors: st.frame_errors,
-                arq_retransmissions: st.arq_retransmissions,
-                packets_given_up: st.packets_given_up,
-                // The receiving kernel drops corrupted packets; airlink does not see it.
-                checksum_drops: 0,
-                time_in_modulation_s: Modulation::ALL
-                    .iter()
-                    .filter(|m| st.slots_per_modulation[m.bits() as usize - 1] > 0)
-                    .map(|m| (m.name(), st.slots_per_modulation[m.bits() as usize - 1] as f64 * st.slot_duration_s))
-                    .collect(),
-            }
-        })
-        .collect();
+    // The receiving kernel drops corrupted packets; airlink does not see it.
+    let links: Vec<LinkSummary> = links.iter().map(|l| LinkSummary::new(l.name, l.model, l.link.stats(), 0)).collect();
     // Every drop the scenario did not ask for, by cause.
     let kernel_drops: u64 = tun.values().map(|t| t.tx_dropped + t.rx_dropped + t.tx_errors + t.rx_errors).sum();
     let mut warnings = Vec::new();

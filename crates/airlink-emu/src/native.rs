@@ -146,7 +146,7 @@ fn checksum(parts: &[&[u8]]) -> u16 {
 mod tests {
     use super::*;
     use crate::wire::{encode, IP_UDP_HEADERS};
-    use airlink_sim::Pdu;
+    use airlink_net::Pdu;
     use airlink_transport::dccp::{DccpPacket, PacketType};
     use airlink_transport::{Flags, SackBlocks, Segment};
     use etherparse::{NetSlice, SlicedPacket, TransportSlice};

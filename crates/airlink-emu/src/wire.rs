@@ -22,7 +22,7 @@
 //! - **UDP**: iperf's header (id, send time in ns since the emulation's origin), zeros after.
 
 use airlink_engine::{Duration, Instant};
-use airlink_sim::Pdu;
+use airlink_net::Pdu;
 use airlink_transport::dccp::{AppHeader, DccpPacket, PacketType, TfrcFeedback};
 use airlink_transport::udp::UdpDatagram;
 use airlink_transport::{Flags, SackBlocks, Segment};

@@ -2,7 +2,7 @@
 //! channel so that disk I/O never touches the timed path ([S0] section 4.1).
 
 use airlink_link::{LinkEvent, LinkSample};
-use airlink_sim::metrics::{Column, Table};
+use airlink_net::metrics::{Column, Table};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{DataLink, Endianness, TsResolution};
 use std::fs::File;

@@ -4,7 +4,7 @@
 
 use airlink_engine::Instant;
 use airlink_scenario::Scenario;
-use airlink_sim::metrics::Column;
+use airlink_net::metrics::Column;
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -33,7 +33,7 @@ fn load(text: &str, source: &str, seed: Option<u64>, overrides: Vec<String>) -> 
     }
     // Defaults that depend on other values (a symmetric uplink, the receive window) are filled
     // in here, so manifests, `check` and emulation all see the values that run.
-    airlink_sim::build::resolve(&scenario).map_err(|e| ScenarioError::new_err(e.to_string()))
+    airlink_net::build::resolve(&scenario).map_err(|e| ScenarioError::new_err(e.to_string()))
 }
 
 /// Wall time between two looks for signals (Ctrl-C, SIGTERM) and cancel requests while the
@@ -210,7 +210,7 @@ fn check_scenario(text: &str, source: &str, overrides: Vec<String>) -> PyResult<
 #[pyo3(signature = (text, source, overrides=Vec::new()))]
 fn transport_parameters(text: &str, source: &str, overrides: Vec<String>) -> PyResult<Vec<(usize, Vec<(String, String)>)>> {
     let scenario = load(text, source, None, overrides)?;
-    let rows = airlink_sim::build::transport_parameters(&scenario).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let rows = airlink_net::build::transport_parameters(&scenario).map_err(|e| ScenarioError::new_err(e.to_string()))?;
     Ok(rows.into_iter().map(|(i, kv)| (i, kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())).collect())
 }
 
@@ -227,7 +227,7 @@ fn scenario_keys() -> String {
 #[pyo3(signature = (text, source, overrides=Vec::new()))]
 fn scenario_warnings(text: &str, source: &str, overrides: Vec<String>) -> PyResult<Vec<String>> {
     let scenario = load(text, source, None, overrides)?;
-    airlink_sim::build::warnings(&scenario).map_err(|e| ScenarioError::new_err(e.to_string()))
+    airlink_net::build::warnings(&scenario).map_err(|e| ScenarioError::new_err(e.to_string()))
 }
 
 /// Engine benchmark: a hold model of `population` pending events for `n` pops; returns the
@@ -256,7 +256,7 @@ fn dumbbell_scenario(bottleneck_bps: u64, flows: u32, seconds: u32, rtt_ms: u32)
 }
 
 /// Drained metrics tables as {table: {column: list}}.
-fn tables_to_dict<'py>(py: Python<'py>, tables: Vec<(&'static str, airlink_sim::metrics::Table)>) -> PyResult<Bound<'py, PyDict>> {
+fn tables_to_dict<'py>(py: Python<'py>, tables: Vec<(&'static str, airlink_net::metrics::Table)>) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     for (name, table) in tables {
         let cols = PyDict::new(py);

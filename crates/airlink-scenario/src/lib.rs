@@ -10,6 +10,7 @@
 
 pub mod keys;
 mod schema;
+pub mod topology;
 pub mod units;
 
 pub use schema::*;
@@ -191,9 +192,19 @@ impl Scenario {
             .map_err(|e| ScenarioError::at(source, text, e.span(), user_terms(e.message().trim())))?;
         // A trace file is named relative to the scenario file, so scenarios travel with their
         // traces; the resolved scenario keeps the path it was found at.
-        if let (DownlinkConfig::Trace(t), Some(dir)) = (&mut scenario.downlink, std::path::Path::new(source).parent()) {
-            if std::path::Path::new(&t.file).is_relative() {
-                t.file = dir.join(&t.file).to_string_lossy().into_owned();
+        if let Some(dir) = std::path::Path::new(source).parent() {
+            let traces = [scenario.downlink.as_mut(), scenario.uplink.as_mut()]
+                .into_iter()
+                .flatten()
+                .filter_map(|m| match m {
+                    LinkModel::Trace(t) => Some(t),
+                    _ => None,
+                })
+                .chain(scenario.link.values_mut().filter_map(|l| l.trace.as_mut()));
+            for t in traces {
+                if std::path::Path::new(&t.file).is_relative() {
+                    t.file = dir.join(&t.file).to_string_lossy().into_owned();
+                }
             }
         }
         if scenario.name.is_empty() {
@@ -259,89 +270,25 @@ impl Scenario {
         if !self.sample_interval.0.is_zero() {
             within(p(&["sample_interval"]), self.sample_interval.0, MIN_INTERVAL, MAX_STOP, "a sample interval (or 0 s: no series)")?;
         }
-        let mut pipes = vec![(vec!["wired"], &self.wired)];
+        if !self.is_general() && self.downlink.is_none() {
+            return Err((p(&["downlink"]), "expected a [downlink.MODEL] table (with the shorthand), or [host.NAME] and [link.NAME] tables".into()));
+        }
+        if let Some(w) = &self.wired {
+            w.validate(min_packet).map_err(|(key, m)| (p(&["wired", key]), m))?;
+        }
         if let Some(a) = &self.access {
-            pipes.push((vec!["access"], a));
+            a.validate(min_packet).map_err(|(key, m)| (p(&["access", key]), m))?;
         }
-        if let DownlinkConfig::Pipe(d) = &self.downlink {
-            pipes.push((vec!["downlink", "pipe"], d));
+        let mut models: Vec<(Vec<&str>, LinkModel)> = Vec::new();
+        models.extend(self.downlink.clone().map(|m| (vec!["downlink"], m)));
+        models.extend(self.uplink.clone().map(|m| (vec!["uplink"], m)));
+        for (name, l) in &self.link {
+            for m in [l.pipe.clone().map(LinkModel::Pipe), l.trace.clone().map(LinkModel::Trace), l.ofdm4g.clone().map(LinkModel::Ofdm4g)].into_iter().flatten() {
+                models.push((vec!["link", name.as_str()], m));
+            }
         }
-        if let Some(UplinkConfig::Pipe(u)) = &self.uplink {
-            pipes.push((vec!["uplink", "pipe"], u));
-        }
-        for (table, pipe) in pipes {
-            pipe.validate(min_packet).map_err(|(key, m)| (p(&[table.as_slice(), &[key]].concat()), m))?;
-        }
-        if let DownlinkConfig::Trace(t) = &self.downlink {
-            let at = |k: &str| p(&["downlink", "trace", k]);
-            if t.file.is_empty() || t.file.contains('\0') {
-                return Err((at("file"), "expected the path of a trace file, without NUL characters".into()));
-            }
-            within(at("delay"), t.delay.0, Duration::ZERO, MAX_DELAY, "a delay")?;
-            check_queue(&t.queue, min_packet).map_err(|m| (at("queue"), m))?;
-        }
-        if let DownlinkConfig::Ofdm4g(o) = &self.downlink {
-            let at = |k: &str| p(&["downlink", "ofdm4g", k]);
-            check_queue(&o.queue, min_packet).map_err(|m| (at("queue"), m))?;
-            count(at("bins_per_second"), o.bins_per_second, 1, 100_000, "bins per second")?;
-            count(at("symbols_per_frame"), o.symbols_per_frame, 1, 100_000, "symbols per frame")?;
-            count(at("subbands"), o.subbands, 1, 1024, "sub-bands")?;
-            let hz = o.subband_spacing.0;
-            if !(1e3..=1e8).contains(&hz) {
-                return Err((at("subband_spacing"), format!("{hz} Hz: expected 1 kHz to 100 MHz")));
-            }
-            if o.static_subband >= o.subbands {
-                return Err((
-                    at("static_subband"),
-                    format!("sub-band {} does not exist: expected 0 to {}", o.static_subband, o.subbands - 1),
-                ));
-            }
-            if o.modulation_set.is_empty() {
-                return Err((at("modulation_set"), "expected at least one modulation".into()));
-            }
-            if o.arq_max_retransmissions > 255 {
-                return Err((at("arq_max_retransmissions"), "expected 0 to 255 retransmissions".into()));
-            }
-            if matches!(o.switching, Switching::TargetBer) && !(o.target_ber.0 > 0.0 && o.target_ber.0 < 0.5) {
-                return Err((at("target_ber"), "expected a target bit error rate in (0, 0.5)".into()));
-            }
-            let c = &o.channel;
-            let at = |k: &str| p(&["downlink", "ofdm4g", "channel", k]);
-            if !(0.0..1.0).contains(&c.prediction_nmse) {
-                return Err((at("prediction_nmse"), format!("{} is outside [0, 1)", c.prediction_nmse)));
-            }
-            if !(0.0..1.0).contains(&c.shadowing_pole) {
-                return Err((at("shadowing_pole"), format!("{} is outside [0, 1)", c.shadowing_pole)));
-            }
-            if c.shadowing_sigma.0 < 0.0 {
-                return Err((at("shadowing_sigma"), "a standard deviation cannot be negative".into()));
-            }
-            count(at("sinusoids"), c.sinusoids, 8, 1024, "sinusoids per tap")?;
-            within(p(&["downlink", "ofdm4g", "arq_delay"]), o.arq_delay.0, Duration::ZERO, MAX_DELAY, "a delay")?;
-            if !(-50.0..=100.0).contains(&c.mean_snr.0) {
-                return Err((at("mean_snr"), format!("{} dB: expected -50 dB to 100 dB", c.mean_snr.0)));
-            }
-            if c.shadowing_sigma.0 > 30.0 {
-                return Err((at("shadowing_sigma"), format!("{} dB: expected 0 dB to 30 dB", c.shadowing_sigma.0)));
-            }
-            let kmh = c.speed.0 * 3.6;
-            if kmh > 1000.0 {
-                return Err((at("speed"), format!("{kmh} km/h: expected 0 to 1000 km/h")));
-            }
-            if !(1e6..=3e11).contains(&c.carrier.0) {
-                return Err((at("carrier"), format!("{} Hz: expected 1 MHz to 300 GHz", c.carrier.0)));
-            }
-            if !(0.01..=1e4).contains(&c.shadowing_spacing.0) {
-                return Err((at("shadowing_spacing"), format!("{} m: expected 1 cm to 10 km", c.shadowing_spacing.0)));
-            }
-            // The channel's work per simulated second: every bin evaluates every sub-band's taps.
-            let work = o.bins_per_second as f64 * o.subbands as f64 * c.sinusoids as f64;
-            if work > MAX_CHANNEL_WORK {
-                return Err((
-                    p(&["downlink", "ofdm4g", "bins_per_second"]),
-                    format!("bins_per_second × subbands × sinusoids is {work:e}: expected at most {MAX_CHANNEL_WORK:e} (about 170 times the study's)"),
-                ));
-            }
+        for (base, model) in &models {
+            model.validate(base, min_packet)?;
         }
         let e = &self.emulation;
         let at = |k: &str| p(&["emulation", k]);
@@ -371,15 +318,136 @@ impl Scenario {
                 (path, message)
             })?;
         }
+        if self.is_general() {
+            let topology = self.topology()?;
+            for (i, (down, up)) in topology.paths.iter().enumerate() {
+                // A path with neither a rate nor a delay would run every packet at one instant.
+                let rated = down.iter().any(|&l| topology.links[l].model.rated());
+                let delays = down.iter().chain(up).fold(Duration::ZERO, |sum, &l| sum + topology.links[l].model.delay());
+                if !rated && delays < MIN_INTERVAL {
+                    return Err((
+                        p(&["flow", &i.to_string(), "path"]),
+                        format!("the flow's path has no rate on any link and a round trip below {MIN_INTERVAL}: expected a `rate` or a delay"),
+                    ));
+                }
+            }
+            return Ok(());
+        }
+        for (i, f) in self.flow.iter().enumerate() {
+            for (k, v) in [("server", f.server.is_some()), ("client", f.client.is_some()), ("path", f.path.is_some()), ("return_path", f.return_path.is_some())] {
+                if v {
+                    return Err((p(&["flow", &i.to_string(), k]), format!("`{k}` applies only to scenarios with [host] and [link] tables; this one uses the shorthand")));
+                }
+            }
+        }
         // A path with neither a rate nor a delay would run every packet at one instant.
-        let down_rated = self.wired.rate.is_some()
+        let wired = self.wired.clone().unwrap_or_default();
+        let down_rated = wired.rate.is_some()
             || self.access.as_ref().is_some_and(|a| a.rate.is_some())
-            || !matches!(&self.downlink, DownlinkConfig::Pipe(d) if d.rate.is_none());
+            || self.downlink.as_ref().is_some_and(LinkModel::rated);
         if !down_rated && self.one_way_delays() < MIN_INTERVAL {
             return Err((
                 p(&["downlink", "pipe", "rate"]),
                 format!("the path has no rate anywhere (wired, access or downlink) and a round trip below {MIN_INTERVAL}: expected a `rate` on the downlink pipe or a delay"),
             ));
+        }
+        Ok(())
+    }
+}
+
+impl LinkModel {
+    /// Whether the model limits the rate (a pipe without a rate does not).
+    pub fn rated(&self) -> bool {
+        !matches!(self, LinkModel::Pipe(p) if p.rate.is_none())
+    }
+
+    /// The model's own one-way delay (the OFDM model's: its ARQ feedback delay).
+    pub fn delay(&self) -> Duration {
+        match self {
+            LinkModel::Pipe(p) => p.delay.0,
+            LinkModel::Trace(t) => t.delay.0,
+            LinkModel::Ofdm4g(o) => o.arq_delay.0,
+        }
+    }
+
+    /// Checks one link model; `base` is where its table is (`downlink`, `link.NAME`).
+    fn validate(&self, base: &[&str], min_packet: u64) -> Result<(), (Vec<String>, String)> {
+        let p = |parts: &[&str]| parts.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        match self {
+            LinkModel::Pipe(pipe) => {
+                pipe.validate(min_packet).map_err(|(key, m)| (p(&[base, &["pipe", key]].concat()), m))?;
+            }
+            LinkModel::Trace(t) => {
+                let at = |k: &str| p(&[base, &["trace", k]].concat());
+                if t.file.is_empty() || t.file.contains('\0') {
+                    return Err((at("file"), "expected the path of a trace file, without NUL characters".into()));
+                }
+                within(at("delay"), t.delay.0, Duration::ZERO, MAX_DELAY, "a delay")?;
+                check_queue(&t.queue, min_packet).map_err(|m| (at("queue"), m))?;
+            }
+            LinkModel::Ofdm4g(o) => {
+                let at = |k: &str| p(&[base, &["ofdm4g", k]].concat());
+                check_queue(&o.queue, min_packet).map_err(|m| (at("queue"), m))?;
+                count(at("bins_per_second"), o.bins_per_second, 1, 100_000, "bins per second")?;
+                count(at("symbols_per_frame"), o.symbols_per_frame, 1, 100_000, "symbols per frame")?;
+                count(at("subbands"), o.subbands, 1, 1024, "sub-bands")?;
+                let hz = o.subband_spacing.0;
+                if !(1e3..=1e8).contains(&hz) {
+                    return Err((at("subband_spacing"), format!("{hz} Hz: expected 1 kHz to 100 MHz")));
+                }
+                if o.static_subband >= o.subbands {
+                    return Err((
+                        at("static_subband"),
+                        format!("sub-band {} does not exist: expected 0 to {}", o.static_subband, o.subbands - 1),
+                    ));
+                }
+                if o.modulation_set.is_empty() {
+                    return Err((at("modulation_set"), "expected at least one modulation".into()));
+                }
+                if o.arq_max_retransmissions > 255 {
+                    return Err((at("arq_max_retransmissions"), "expected 0 to 255 retransmissions".into()));
+                }
+                if matches!(o.switching, Switching::TargetBer) && !(o.target_ber.0 > 0.0 && o.target_ber.0 < 0.5) {
+                    return Err((at("target_ber"), "expected a target bit error rate in (0, 0.5)".into()));
+                }
+                let c = &o.channel;
+                let at = |k: &str| p(&[base, &["ofdm4g", "channel", k]].concat());
+                if !(0.0..1.0).contains(&c.prediction_nmse) {
+                    return Err((at("prediction_nmse"), format!("{} is outside [0, 1)", c.prediction_nmse)));
+                }
+                if !(0.0..1.0).contains(&c.shadowing_pole) {
+                    return Err((at("shadowing_pole"), format!("{} is outside [0, 1)", c.shadowing_pole)));
+                }
+                if c.shadowing_sigma.0 < 0.0 {
+                    return Err((at("shadowing_sigma"), "a standard deviation cannot be negative".into()));
+                }
+                count(at("sinusoids"), c.sinusoids, 8, 1024, "sinusoids per tap")?;
+                within(p(&[base, &["ofdm4g", "arq_delay"]].concat()), o.arq_delay.0, Duration::ZERO, MAX_DELAY, "a delay")?;
+                if !(-50.0..=100.0).contains(&c.mean_snr.0) {
+                    return Err((at("mean_snr"), format!("{} dB: expected -50 dB to 100 dB", c.mean_snr.0)));
+                }
+                if c.shadowing_sigma.0 > 30.0 {
+                    return Err((at("shadowing_sigma"), format!("{} dB: expected 0 dB to 30 dB", c.shadowing_sigma.0)));
+                }
+                let kmh = c.speed.0 * 3.6;
+                if kmh > 1000.0 {
+                    return Err((at("speed"), format!("{kmh} km/h: expected 0 to 1000 km/h")));
+                }
+                if !(1e6..=3e11).contains(&c.carrier.0) {
+                    return Err((at("carrier"), format!("{} Hz: expected 1 MHz to 300 GHz", c.carrier.0)));
+                }
+                if !(0.01..=1e4).contains(&c.shadowing_spacing.0) {
+                    return Err((at("shadowing_spacing"), format!("{} m: expected 1 cm to 10 km", c.shadowing_spacing.0)));
+                }
+                // The channel's work per simulated second: every bin evaluates every sub-band's taps.
+                let work = o.bins_per_second as f64 * o.subbands as f64 * c.sinusoids as f64;
+                if work > MAX_CHANNEL_WORK {
+                    return Err((
+                        p(&[base, &["ofdm4g", "bins_per_second"]].concat()),
+                        format!("bins_per_second × subbands × sinusoids is {work:e}: expected at most {MAX_CHANNEL_WORK:e} (about 170 times the study's)"),
+                    ));
+                }
+            }
         }
         Ok(())
     }
@@ -400,19 +468,13 @@ impl Scenario {
             .unwrap_or(40)
     }
 
-    /// The sum of every link's one-way delay, both directions.
+    /// The sum of every shorthand link's one-way delay, both directions.
     fn one_way_delays(&self) -> Duration {
-        let down = match &self.downlink {
-            DownlinkConfig::Pipe(d) => d.delay.0,
-            DownlinkConfig::Trace(t) => t.delay.0,
-            DownlinkConfig::Ofdm4g(o) => o.arq_delay.0,
-        };
-        let up = match &self.uplink {
-            Some(UplinkConfig::Pipe(u)) => u.delay.0,
-            None => down,
-        };
+        let down = self.downlink.as_ref().map_or(Duration::ZERO, LinkModel::delay);
+        let up = self.uplink.as_ref().map_or(down, LinkModel::delay);
         let access = self.access.as_ref().map_or(Duration::ZERO, |a| a.delay.0);
-        self.wired.delay.0 + self.wired.delay.0 + access + access + down + up
+        let wired = self.wired.as_ref().map_or(Duration::ZERO, |w| w.delay.0);
+        wired + wired + access + access + down + up
     }
 }
 
@@ -683,9 +745,9 @@ fn parse_override_value(v: &str) -> toml::Value {
 
 fn set_path(doc: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
     let parts: Vec<&str> = key.split('.').collect();
-    let mut node: &mut toml::Value = doc
-        .get_mut(parts[0])
-        .ok_or_else(|| format!("unknown key `{}`", parts[0]))?;
+    // A table the scenario leaves out (`wired`, `uplink`) may be set: it is created here, and
+    // a name the schema does not know is refused when the result is read back.
+    let mut node: &mut toml::Value = doc.entry(parts[0]).or_insert_with(|| toml::Value::Table(toml::Table::new()));
     if parts.len() == 1 {
         *node = value;
         return Ok(());
@@ -699,7 +761,7 @@ fn set_path(doc: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), 
                     t.insert(part.to_string(), value);
                     return Ok(());
                 }
-                t.get_mut(*part).ok_or_else(|| format!("unknown key `{}`", parts[..depth + 2].join(".")))?
+                t.entry(*part).or_insert_with(|| toml::Value::Table(toml::Table::new()))
             }
             toml::Value::Array(a) => {
                 let i: usize = part.parse().map_err(|_| format!("`{}` is a list: expected an index", parts[..depth + 1].join(".")))?;
@@ -742,8 +804,9 @@ fn find_key_span(text: &str, path: &[String]) -> Option<std::ops::Range<usize>> 
                 arrays_seen += 1;
             }
             let this_element = index.is_none() || current == index;
-            if name == [table_path.join("."), leaf.clone()].join(".").trim_start_matches('.') && this_element {
-                // The key is itself a table: point at its header.
+            let full = [table_path.join("."), leaf.clone()].join(".").trim_start_matches('.').to_string();
+            if (name == full || name.starts_with(&format!("{full}."))) && this_element {
+                // The key is itself a table (or holds one): point at its header.
                 let indent = line.len() - line.trim_start().len();
                 return Some(offset + indent..offset + line.trim_end().len());
             }

@@ -1,15 +1,21 @@
 //! The scenario schema: what a scenario file may say, with each field's unit, default, and
 //! where the default comes from. Unknown keys are errors everywhere.
 //!
-//! Topology (one wireless hop, as in the WIPEMU study): for every flow,
-//! `server [--access-->] --wired--> downlink --> client` and
-//! `client --> uplink --wired--> [--access-->] server`; `wired`, `downlink` and `uplink` are
-//! shared by all flows, `access` links (optional) are per flow. A `pipe` downlink is a plain
-//! bottleneck (rate, delay, queue, random loss, bit errors).
+//! Topology, in one of two forms:
+//! - the shorthand (one wireless hop, as in the WIPEMU study): for every flow,
+//!   `server [--access-->] --wired--> downlink --> client` and
+//!   `client --> uplink --wired--> [--access-->] server`; `wired`, `downlink` and `uplink` are
+//!   shared by all flows, `access` links (optional) are per flow;
+//! - the general form: `[host.NAME]` tables and one-way `[link.NAME]` tables between them, any
+//!   model on any link; each flow runs between two hosts, along the path it names or the only
+//!   shortest one ([`crate::topology`]).
+//!
+//! A `pipe` is a plain link (rate, delay, queue, random loss, bit errors).
 
 use crate::units::{DataSize, Decibel, Distance, Frequency, Probability, QueueLimit, Rate, Speed, Time};
 use airlink_engine::Duration;
 use airlink_phy::Modulation;
+use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -40,16 +46,25 @@ pub struct Scenario {
     /// it and the shared wired link.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub access: Option<PipeConfig>,
-    /// The fixed network between the server and the wireless link, each direction.
-    #[serde(default)]
-    pub wired: PipeConfig,
-    /// The wireless downlink (towards the client).
-    pub downlink: DownlinkConfig,
-    /// The wireless uplink (from the client). Default: symmetric, a pipe with the downlink's
-    /// capacity and delay (no loss), filled in when the scenario is built, so `check` and the
-    /// manifest show it.
+    /// Shorthand: the fixed network between the server and the wireless link, each direction.
+    /// Default: no rate, no delay.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub uplink: Option<UplinkConfig>,
+    pub wired: Option<PipeConfig>,
+    /// Shorthand: the wireless downlink (towards the client), any link model. Required unless
+    /// the scenario describes its links with `[link.NAME]` tables.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub downlink: Option<LinkModel>,
+    /// Shorthand: the wireless uplink (from the client), any link model. Default: symmetric,
+    /// a pipe with the downlink's capacity and delay (no loss), filled in when the scenario is
+    /// built, so `check` and the manifest show it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uplink: Option<LinkModel>,
+    /// General form: the hosts (`[host.NAME]`), where flows start and end and links meet.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub host: IndexMap<String, HostConfig>,
+    /// General form: the one-way links between hosts (`[link.NAME]`), any model each.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub link: IndexMap<String, LinkConfig>,
     /// The flows (`[[flow]]`), at least one.
     pub flow: Vec<FlowConfig>,
     /// Settings of the two network namespaces in real-time emulation (ignored in simulation).
@@ -160,15 +175,50 @@ impl Default for PipeConfig {
     }
 }
 
-/// The downlink model, chosen by its table name: `[downlink.ofdm4g]` or `[downlink.pipe]`.
+/// A link's model, chosen by its table name: `[downlink.ofdm4g]`, `[uplink.pipe]`,
+/// `[link.NAME.trace]`, ...
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase", deny_unknown_fields)]
-pub enum DownlinkConfig {
+pub enum LinkModel {
     Ofdm4g(Box<Ofdm4gConfig>),
     Pipe(PipeConfig),
     /// `downlink.trace = { file = "...", delay = "..", queue = .. }`: capacity from a
     /// Mahimahi delivery-opportunity trace.
     Trace(TraceConfig),
+}
+
+/// `[host.NAME]`: a host. Flows start and end at hosts; links join them.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HostConfig {}
+
+/// `[link.NAME]`: a one-way link from one host to another, with exactly one model table
+/// (`[link.NAME.pipe]`, `[link.NAME.trace]` or `[link.NAME.ofdm4g]`).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    /// The host that sends into the link.
+    pub from: String,
+    /// The host the link delivers to.
+    pub to: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pipe: Option<PipeConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ofdm4g: Option<Box<Ofdm4gConfig>>,
+}
+
+impl LinkConfig {
+    /// The link's model (validation has checked there is exactly one).
+    pub fn model(&self) -> LinkModel {
+        match (&self.pipe, &self.trace, &self.ofdm4g) {
+            (Some(p), _, _) => LinkModel::Pipe(p.clone()),
+            (_, Some(t), _) => LinkModel::Trace(t.clone()),
+            (_, _, Some(o)) => LinkModel::Ofdm4g(o.clone()),
+            _ => unreachable!("validated: a link has one model"),
+        }
+    }
 }
 
 /// A trace-driven link (Mahimahi's `mm-link` format: one integer millisecond per line, each an
@@ -185,13 +235,6 @@ pub struct TraceConfig {
     /// Drop-tail queue limit in packets or bytes. Default 1000 packets.
     #[serde(default = "default_pipe_queue")]
     pub queue: QueueLimit,
-}
-
-/// The uplink model: `[uplink.pipe]`.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase", deny_unknown_fields)]
-pub enum UplinkConfig {
-    Pipe(PipeConfig),
 }
 
 /// How the downlink picks the modulation of each frame.
@@ -578,6 +621,20 @@ pub struct FlowConfig {
     /// Interval of the receiver's iperf-style reports (UDP, DCCP). Default 1 s.
     #[serde(default = "default_report_interval")]
     pub report_interval: Time,
+    /// General form: the host the data comes from. Default `"server"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// General form: the host the data goes to. Default `"client"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    /// General form: the links from the server to the client, in order. Default: the only
+    /// shortest path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<Vec<String>>,
+    /// General form: the links from the client back to the server. Default: the only
+    /// shortest path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub return_path: Option<Vec<String>>,
     /// TCP parameters.
     #[serde(default)]
     pub tcp: TcpParams,

@@ -17,7 +17,7 @@ fn err(text: &str) -> ScenarioError {
 fn ofdm_defaults_are_the_wipemu_study() {
     let s = Scenario::from_toml(MINIMAL, "scenarios/x.toml").unwrap();
     assert_eq!(s.name, "x");
-    let DownlinkConfig::Ofdm4g(o) = &s.downlink else { panic!() };
+    let Some(LinkModel::Ofdm4g(o)) = &s.downlink else { panic!() };
     assert_eq!(o.queue, QueueLimit::Packets(50));
     assert_eq!((o.bins_per_second, o.symbols_per_frame, o.subbands), (1500, 108, 25));
     assert_eq!(o.arq_delay.0, airlink_engine::Duration::from_millis(2));
@@ -97,10 +97,10 @@ fn overrides_change_values_and_are_validated() {
             "seed=7".into(),
         ])
         .unwrap();
-    let DownlinkConfig::Ofdm4g(o) = &t.downlink else { panic!() };
+    let Some(LinkModel::Ofdm4g(o)) = &t.downlink else { panic!() };
     assert_eq!(o.arq_max_retransmissions, 3);
     assert_eq!(o.channel.prediction_nmse, 0.1);
-    assert_eq!(t.wired.delay.0, airlink_engine::Duration::from_millis(50));
+    assert_eq!(t.wired.as_ref().unwrap().delay.0, airlink_engine::Duration::from_millis(50));
     assert_eq!(t.flow[0].tcp.sack, Some(false));
     assert_eq!(t.seed, 7);
 
@@ -152,7 +152,7 @@ fn the_emulation_table_is_strict_and_optional() {
 fn trace_downlinks_parse_without_reading_the_file() {
     let text = "downlink.trace = { file = \"does/not/exist.trace\", delay = \"20 ms\" }\n[[flow]]\n";
     let s = Scenario::from_toml(text, "t.toml").unwrap();
-    let DownlinkConfig::Trace(t) = &s.downlink else { panic!() };
+    let Some(LinkModel::Trace(t)) = &s.downlink else { panic!() };
     assert_eq!(t.file, "does/not/exist.trace");
     assert_eq!(t.delay.0, airlink_engine::Duration::from_millis(20));
     assert_eq!(t.queue, QueueLimit::Packets(1000));
@@ -164,10 +164,10 @@ fn trace_downlinks_parse_without_reading_the_file() {
 fn trace_files_are_found_next_to_the_scenario() {
     let text = "[downlink.trace]\nfile = \"traces/lte.down\"\n[[flow]]\n";
     let s = Scenario::from_toml(text, "scenarios/x/s.toml").unwrap();
-    let DownlinkConfig::Trace(t) = &s.downlink else { panic!() };
+    let Some(LinkModel::Trace(t)) = &s.downlink else { panic!() };
     assert_eq!(std::path::Path::new(&t.file), std::path::Path::new("scenarios/x/traces/lte.down"));
     let s = Scenario::from_toml(&text.replace("traces/lte.down", "/abs/lte.down"), "scenarios/x/s.toml").unwrap();
-    let DownlinkConfig::Trace(t) = &s.downlink else { panic!() };
+    let Some(LinkModel::Trace(t)) = &s.downlink else { panic!() };
     assert_eq!(t.file, "/abs/lte.down");
 }
 
@@ -231,4 +231,109 @@ congestion = "cubic"
     for k in found {
         assert!(keys.contains(&k), "{k} is not listed by `keys`");
     }
+}
+
+/// A dumbbell in the general form: two servers behind a router, one client.
+const DUMBBELL: &str = r#"
+[host.near]
+[host.far]
+[host.router]
+[host.client]
+
+[link.near-in]
+from = "near"
+to = "router"
+pipe = { delay = "5 ms" }
+
+[link.near-out]
+from = "router"
+to = "near"
+pipe = { delay = "5 ms" }
+
+[link.far-in]
+from = "far"
+to = "router"
+pipe = { delay = "50 ms" }
+
+[link.far-out]
+from = "router"
+to = "far"
+pipe = { delay = "50 ms" }
+
+[link.bottleneck]
+from = "router"
+to = "client"
+[link.bottleneck.pipe]
+rate = "10 Mbit/s"
+delay = "5 ms"
+
+[link.return]
+from = "client"
+to = "router"
+pipe = { rate = "10 Mbit/s", delay = "5 ms" }
+
+[[flow]]
+server = "near"
+
+[[flow]]
+server = "far"
+"#;
+
+#[test]
+fn general_topologies_route_each_flow_along_the_only_shortest_path() {
+    let s = Scenario::from_toml(DUMBBELL, "d.toml").unwrap();
+    let t = s.topology().unwrap();
+    let names: Vec<&str> = t.links.iter().map(|l| l.name.as_str()).collect();
+    // The file's order, not the alphabet's.
+    assert_eq!(names, ["near-in", "near-out", "far-in", "far-out", "bottleneck", "return"]);
+    let path = |p: &Vec<usize>| p.iter().map(|&l| names[l]).collect::<Vec<_>>();
+    assert_eq!((path(&t.paths[0].0), path(&t.paths[0].1)), (vec!["near-in", "bottleneck"], vec!["return", "near-out"]));
+    assert_eq!((path(&t.paths[1].0), path(&t.paths[1].1)), (vec!["far-in", "bottleneck"], vec!["return", "far-out"]));
+    assert_eq!(t.links[4].key, ["link", "bottleneck", "pipe"]);
+}
+
+#[test]
+fn the_shorthand_is_the_same_chain_of_links() {
+    let s = Scenario::from_toml("[downlink.pipe]\nrate = \"1 Mbit/s\"\n[uplink.trace]\nfile = \"up.trace\"\n[access]\ndelay = \"1 ms\"\n[[flow]]\n[[flow]]\n", "dir/s.toml").unwrap();
+    let t = s.topology().unwrap();
+    let names: Vec<&str> = t.links.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["wired.down", "downlink", "uplink", "wired.up", "access.0.down", "access.0.up", "access.1.down", "access.1.up"]);
+    assert_eq!(t.paths, vec![(vec![4, 0, 1], vec![2, 3, 5]), (vec![6, 0, 1], vec![2, 3, 7])]);
+    // Any model on the uplink, its trace file found beside the scenario.
+    let Some(LinkModel::Trace(up)) = &s.uplink else { panic!() };
+    assert_eq!(up.file, "dir/up.trace");
+}
+
+#[test]
+fn bad_topologies_are_refused_at_their_place() {
+    let with = |extra: &str| format!("{DUMBBELL}{extra}");
+    let flow0 = |k: &str, v: &str| DUMBBELL.replacen("[[flow]]\nserver = \"near\"\n", &format!("[[flow]]\nserver = \"near\"\n{k} = {v}\n"), 1);
+    let cases: Vec<(String, usize, &str)> = vec![
+        (flow0("path", r#"["near-in", "nowhere"]"#), 41, "no link named \"nowhere\""),
+        (flow0("path", r#"["far-in", "bottleneck"]"#), 41, "starts at \"far\""),
+        (flow0("path", r#"["near-in"]"#), 41, "ends at \"router\""),
+        (flow0("return_path", r#"["return", "near-out", "near-in"]"#), 41, "returns to \"router\""),
+        (flow0("client", r#""mars""#), 41, "no host named \"mars\""),
+        (flow0("client", r#""near""#), 41, "both \"near\""),
+        (DUMBBELL.replacen("to = \"router\"\npipe = { delay = \"5 ms\" }", "to = \"routr\"\npipe = { delay = \"5 ms\" }", 1), 9, "no host named \"routr\""),
+        (with("[host.lonely]\n"), 44, "has no link"),
+        (with("[link.extra]\nfrom = \"far\"\nto = \"near\"\n"), 44, "0 models"),
+        (with("[link.extra]\nfrom = \"far\"\nto = \"far\"\npipe = {}\n"), 46, "two different hosts"),
+        (with("[downlink.pipe]\n"), 44, "shorthand"),
+        // A second way from the router to the client: which one is the file's to say.
+        (with("[link.detour]\nfrom = \"router\"\nto = \"client\"\npipe = {}\n"), 40, "several equally short paths"),
+        // Nothing leaves the client: no way back (reported at the flow, which names no client).
+        (DUMBBELL.replace("[link.return]\nfrom = \"client\"\nto = \"router\"", "[link.return]\nfrom = \"router\"\nto = \"near\""), 39, "no path of links from \"client\""),
+    ];
+    for (text, line, needle) in cases {
+        let e = err(&text);
+        assert!(e.message.contains(needle), "{needle}: {}", e.message);
+        assert_eq!(e.line, Some(line), "{needle}: {e}");
+    }
+    // Shorthand flows have no hosts to name.
+    let e = err("[downlink.pipe]\nrate = \"1 Mbit/s\"\n[[flow]]\nserver = \"a\"\n");
+    assert!(e.message.contains("applies only to scenarios with [host] and [link] tables"), "{}", e.message);
+    assert_eq!(e.line, Some(4));
+    let e = err("[[flow]]\n");
+    assert!(e.message.contains("expected a [downlink.MODEL] table"), "{}", e.message);
 }

@@ -38,7 +38,7 @@ mod tests {
     fn the_dumbbell_is_a_valid_scenario_with_one_bdp_of_queue() {
         let s = Scenario::from_toml(&dumbbell_toml(100_000_000, 10, 100, 22), "dumbbell.toml").unwrap();
         assert_eq!(s.flow.len(), 10);
-        let airlink_scenario::DownlinkConfig::Pipe(p) = &s.downlink else { panic!() };
+        let Some(airlink_scenario::LinkModel::Pipe(p)) = &s.downlink else { panic!() };
         assert_eq!(p.queue, airlink_scenario::units::QueueLimit::Bytes(275_000));
     }
 }

@@ -1,30 +1,20 @@
-//! The simulation driver: builds a scenario's models and runs them in virtual time.
+//! The simulation driver: steps a scenario's network in virtual time.
 //!
-//! Every model (links, TCP endpoints) is a sans-IO state machine; this driver owns the event
-//! queue and is the only place where time advances. Each component says when it next needs
-//! to run (`poll_at`/`poll_timeout`); the driver keeps one pending wake-up per component and
-//! ignores stale ones (lazy cancellation), so a timer that moves never costs a queue removal.
-//!
-//! Event order at equal times (spec'd by the engine's key): packet arrivals (rank 0), then
-//! component wake-ups (rank 1), then flow starts (rank 2), then samples (rank 3); within a
-//! rank by source component id, then FIFO.
-//!
-//! Topology: for each flow, `server [-> access.i.down] -> wired.down -> downlink -> client`
-//! and `client -> uplink -> wired.up [-> access.i.up] -> server`; the four named links are
-//! shared by all flows, the access links (optional, a dumbbell's) belong to one flow each.
+//! The network (links, flows, paths, event order, metrics, summary) is built once by
+//! `airlink-net`, shared with the emulator; this driver owns the event queue and is the only
+//! place where virtual time advances. Every model is a sans-IO state machine that says when it
+//! next needs to run (`poll_at`/`poll_timeout`); the driver keeps one pending wake-up per
+//! component and ignores stale ones (lazy cancellation), so a timer that moves never costs a
+//! queue removal. Events at equal times follow the network's rule ([`airlink_net::order`]).
 
-pub mod build;
 pub mod dumbbell;
-pub mod flow;
-pub mod metrics;
-mod summary;
 
 use airlink_engine::{Duration, EventQueue, Instant};
 use airlink_link::{Link, LinkEvent, Packet};
-pub use build::BuildError;
-pub use flow::{Flow, Pdu, Side};
-use metrics::Recorder;
-pub use summary::{FlowSummary, LinkSummary, Summary};
+use airlink_net::metrics::Recorder;
+use airlink_net::order::{self, ARRIVE, SAMPLE, START, WAKE};
+pub use airlink_net::{BuildError, Dir, Flow, FlowSummary, LinkId, LinkSummary, Network, Pdu, Side, Summary};
+use airlink_scenario as sc;
 
 /// A simulated packet: the transport's header fields, the flow, and how many bits links
 /// flipped.
@@ -52,15 +42,6 @@ impl Packet for SimPacket {
     }
 }
 
-/// Direction of travel.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Dir {
-    /// Server to client.
-    Down,
-    /// Client to server.
-    Up,
-}
-
 /// Components that can be woken or receive packets.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Node {
@@ -70,12 +51,12 @@ enum Node {
 }
 
 impl Node {
-    /// A stable id for event ordering.
+    /// The node's source id in the event order.
     fn id(self) -> u32 {
         match self {
-            Node::Link(l) => l as u32,
-            Node::Client(f) => 0x1_0000 + 2 * f,
-            Node::Server(f) => 0x1_0001 + 2 * f,
+            Node::Link(l) => order::link_source(l),
+            Node::Client(f) => order::endpoint_source(f, Side::Client),
+            Node::Server(f) => order::endpoint_source(f, Side::Server),
         }
     }
 }
@@ -87,16 +68,8 @@ enum Event {
     Sample,
 }
 
-const RANK_ARRIVE: u8 = 0;
-const RANK_WAKE: u8 = 1;
-const RANK_START: u8 = 2;
-const RANK_SAMPLE: u8 = 3;
-
-/// Index of a link in the simulation.
-pub type LinkId = u16;
-
 /// A named link with its pending wake-up.
-pub(crate) struct LinkSlot {
+struct LinkSlot {
     pub name: &'static str,
     pub model: &'static str,
     pub link: Box<dyn Link<SimPacket> + Send>,
@@ -105,33 +78,71 @@ pub(crate) struct LinkSlot {
 }
 
 /// A flow in the simulation: the flow and its place in the topology.
-pub(crate) struct FlowSlot {
-    pub flow: Flow,
-    pub client_wake: Option<Instant>,
-    pub server_wake: Option<Instant>,
+struct FlowSlot {
+    flow: Flow,
+    client_wake: Option<Instant>,
+    server_wake: Option<Instant>,
     /// Links crossed server to client, and client to server.
-    pub down_path: Vec<LinkId>,
-    pub up_path: Vec<LinkId>,
+    down_path: Vec<LinkId>,
+    up_path: Vec<LinkId>,
 }
 
 /// A running simulation.
 pub struct Simulation {
     queue: EventQueue<Event>,
-    pub(crate) links: Vec<LinkSlot>,
-    pub(crate) flows: Vec<FlowSlot>,
+    links: Vec<LinkSlot>,
+    flows: Vec<FlowSlot>,
     /// Flows that have not delivered all their bytes (flows without an end never finish).
     unfinished_flows: usize,
     stop: Instant,
     sample_interval: Duration,
-    pub(crate) recorder: Recorder,
+    recorder: Recorder,
     now: Instant,
-    pub(crate) events_processed: u64,
-    pub(crate) seed: u64,
-    pub(crate) name: String,
+    events_processed: u64,
+    seed: u64,
+    name: String,
     finished: bool,
 }
 
 impl Simulation {
+    /// Builds the scenario's network. `record` turns the time series on.
+    pub fn new(s: &sc::Scenario, record: bool) -> Result<Simulation, BuildError> {
+        let s = &airlink_net::build::resolve(s)?;
+        let network = Network::<SimPacket>::build(s)?;
+        let links = network
+            .links
+            .into_iter()
+            .map(|b| LinkSlot { name: b.name, model: b.model, link: b.link, wake: None, checksum_drops: 0 })
+            .collect();
+        let mut queue = EventQueue::new();
+        let mut flows = Vec::with_capacity(s.flow.len());
+        for ((i, f), path) in s.flow.iter().enumerate().zip(network.paths) {
+            let mut flow = airlink_net::build::scenario_flow(f, i)?;
+            flow.link_drops = Some(0); // the simulator attributes every drop to its flow
+            queue.push(flow.start, START, i as u32, Event::FlowStart(i as u32));
+            flows.push(FlowSlot { flow, client_wake: None, server_wake: None, down_path: path.down, up_path: path.up });
+        }
+        let unfinished_flows = flows.iter().filter(|slot| !slot.flow.done).count();
+        let sample_interval = s.sample_interval.0;
+        if record && !sample_interval.is_zero() {
+            queue.push(Instant::ZERO, SAMPLE, 0, Event::Sample);
+        }
+        Ok(Simulation {
+            queue,
+            links,
+            flows,
+            unfinished_flows,
+            stop: Instant::ZERO + s.stop.0,
+            sample_interval,
+            recorder: Recorder { enabled: record, ..Default::default() },
+            now: Instant::ZERO,
+            events_processed: 0,
+            seed: s.seed,
+            name: s.name.clone(),
+            finished: false,
+        })
+    }
+
     /// The current simulated time.
     pub fn now(&self) -> Instant {
         self.now
@@ -260,7 +271,7 @@ impl Simulation {
             Event::Sample => {
                 self.take_samples();
                 if !self.sample_interval.is_zero() {
-                    self.queue.push(now + self.sample_interval, RANK_SAMPLE, 0, Event::Sample);
+                    self.queue.push(now + self.sample_interval, SAMPLE, 0, Event::Sample);
                 }
             }
         }
@@ -281,7 +292,7 @@ impl Simulation {
             },
         };
         pkt.hop += 1;
-        self.queue.push(at, RANK_ARRIVE, source.id(), Event::Arrive(next, pkt));
+        self.queue.push(at, ARRIVE, source.id(), Event::Arrive(next, pkt));
     }
 
     fn after_link(&mut self, l: LinkId) {
@@ -316,7 +327,7 @@ impl Simulation {
             if slot.wake.is_none_or(|w| t < w) {
                 let t = t.max(now);
                 slot.wake = Some(t);
-                self.queue.push(t, RANK_WAKE, l as u32, Event::Wake(Node::Link(l)));
+                self.queue.push(t, WAKE, l as u32, Event::Wake(Node::Link(l)));
             }
         }
     }
@@ -342,7 +353,7 @@ impl Simulation {
             if pending.is_none_or(|w| t < w) {
                 let t = t.max(now);
                 *pending = Some(t);
-                self.queue.push(t, RANK_WAKE, node.id(), Event::Wake(node));
+                self.queue.push(t, WAKE, node.id(), Event::Wake(node));
             }
         }
     }
@@ -377,5 +388,24 @@ impl Simulation {
                 }
             }
         }
+    }
+}
+
+impl Simulation {
+    pub fn summary(&self) -> Summary {
+        Summary {
+            scenario: self.name.clone(),
+            seed: self.seed,
+            completed: self.flows.iter().all(|slot| slot.flow.completed()),
+            sim_time_s: self.now.as_secs_f64(),
+            events: self.events_processed,
+            flows: self.flows.iter().enumerate().map(|(i, slot)| slot.flow.summary(i as u32)).collect(),
+            links: self.links.iter().map(|l| LinkSummary::new(l.name, l.model, l.link.stats(), l.checksum_drops)).collect(),
+        }
+    }
+
+    /// The summary as JSON (stable field order, so equal runs give equal bytes).
+    pub fn summary_json(&self) -> String {
+        self.summary().to_json()
     }
 }

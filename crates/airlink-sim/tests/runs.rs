@@ -132,7 +132,7 @@ fn compared_configurations_see_the_same_channel() {
         let tables = sim.recorder().drain();
         let links = &tables.iter().find(|(n, _)| *n == "links").unwrap().1;
         match &links.columns.iter().find(|(c, _)| *c == "snr_db").unwrap().1 {
-            airlink_sim::metrics::Column::F64(v) => v.iter().filter(|x| !x.is_nan()).copied().collect::<Vec<_>>(),
+            airlink_net::metrics::Column::F64(v) => v.iter().filter(|x| !x.is_nan()).copied().collect::<Vec<_>>(),
             _ => unreachable!(),
         }
     };

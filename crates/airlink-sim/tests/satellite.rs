@@ -3,7 +3,7 @@
 //! the transfer (the study's Table 2); and without bit errors, against a competing TCP flow,
 //! AFC behaves like TCP.
 use airlink_scenario::Scenario;
-use airlink_sim::metrics::Column;
+use airlink_net::metrics::Column;
 use airlink_sim::Simulation;
 
 const GEO: &str = include_str!("../../../scenarios/afc/geo.toml");

@@ -199,13 +199,13 @@ fn scenario(dir: std::path::PathBuf) -> impl Strategy<Value = String> {
 /// most Σ r / (8 · 40 B) packets a second (40 B: the smallest IP packet the flows send); the OFDM
 /// downlink also has its slots, sources their datagrams, and the sampler its ticks.
 fn event_bound(s: &Scenario) -> u64 {
-    let resolved = airlink_sim::build::resolve(s).unwrap();
+    let resolved = airlink_net::build::resolve(s).unwrap();
     let link_pps = |bps: u64| bps as f64 / (8.0 * 40.0);
-    let capacity = airlink_sim::build::downlink_capacity_bps(&resolved).unwrap().unwrap_or(0);
-    let Some(airlink_scenario::UplinkConfig::Pipe(up)) = &resolved.uplink else { unreachable!("resolved") };
-    let pipes = [Some(&resolved.wired), resolved.access.as_ref(), Some(up)];
+    let capacity = airlink_net::build::downlink_capacity_bps(&resolved).unwrap().unwrap_or(0);
+    let Some(airlink_scenario::LinkModel::Pipe(up)) = &resolved.uplink else { unreachable!("resolved") };
+    let pipes = [resolved.wired.as_ref(), resolved.access.as_ref(), Some(up)];
     let mut pps = link_pps(capacity) + pipes.iter().flatten().filter_map(|p| p.rate).map(|r| link_pps(r.0)).sum::<f64>();
-    if let airlink_scenario::DownlinkConfig::Ofdm4g(o) = &resolved.downlink {
+    if let Some(airlink_scenario::LinkModel::Ofdm4g(o)) = &resolved.downlink {
         pps += o.bins_per_second as f64 * 2.0;
     }
     for f in &resolved.flow {

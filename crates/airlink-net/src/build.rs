@@ -1,11 +1,10 @@
 //! From a scenario to running models: every component gets its configuration and its own
 //! random stream, derived from the run seed and the component's stable name.
 
-use crate::metrics::Recorder;
 use crate::flow::{Ends, Flow};
-use crate::{Event, FlowSlot, LinkId, LinkSlot, SimPacket, Simulation, RANK_SAMPLE, RANK_START};
+use crate::{FlowPath, LinkId, Network};
 use airlink_channel::{OfdmChannel, OfdmChannelConfig, PredictionModel, Shadowing, TapProfile};
-use airlink_engine::{EventQueue, Instant, RngStream};
+use airlink_engine::{Instant, RngStream};
 use airlink_link::{Link, Ofdm4gDownlink, Packet, Ofdm4gModulation, Ofdm4gParams, Pipe, PipeParams, QueueLimit, SlotAllocation};
 use airlink_phy::{Modulation, ModulationTable, OddKModel, SwitchingRule};
 use airlink_scenario as sc;
@@ -52,7 +51,7 @@ fn modulation_table(
         return Ok(table.clone());
     }
     let table = ModulationTable::new(set, rule, mean_snr_lin, nmse, symbols, odd_k)
-        .map_err(|e| BuildError(format!("downlink.ofdm4g: cannot build the modulation table: {e:?}")))?;
+        .map_err(|e| BuildError(format!("cannot build the modulation table: {e:?}")))?;
     tables.lock().unwrap_or_else(|e| e.into_inner()).insert(key, table.clone());
     Ok(table)
 }
@@ -95,29 +94,23 @@ pub struct BuiltLink<P> {
     pub link: Box<dyn Link<P> + Send>,
 }
 
-/// The scenario's four links in their stable order: `wired.down`, `downlink`, `uplink`,
-/// `wired.up`. Downward packets cross the first two, upward ones the last two.
-pub fn scenario_links<P: Packet + Send + 'static>(s: &sc::Scenario) -> Result<Vec<BuiltLink<P>>, BuildError> {
-    let seed = s.seed;
-    let downlink = match &s.downlink {
-        sc::DownlinkConfig::Ofdm4g(o) => ofdm4g(o, seed)?,
-        sc::DownlinkConfig::Pipe(p) => pipe("downlink", p, seed),
-        sc::DownlinkConfig::Trace(t) => trace_link(t)?,
-    };
-    let up = match &s.uplink {
-        Some(sc::UplinkConfig::Pipe(up)) => up.clone(),
-        None => symmetric_uplink(s)?,
-    };
-    Ok(vec![pipe("wired.down", &s.wired, seed), downlink, pipe("uplink", &up, seed), pipe("wired.up", &s.wired, seed)])
+/// Builds one link model. `name` is its name in results and the name its random streams
+/// derive from; `key` is where the scenario describes it, for messages.
+fn build_link<P: Packet + Send + 'static>(name: &'static str, model: &sc::LinkModel, seed: u64, key: &str) -> Result<BuiltLink<P>, BuildError> {
+    match model {
+        sc::LinkModel::Pipe(p) => Ok(pipe(name, p, seed)),
+        sc::LinkModel::Trace(t) => trace_link(name, t, key),
+        sc::LinkModel::Ofdm4g(o) => ofdm4g(name, o, seed, key),
+    }
 }
 
-/// The downlink's capacity in bit/s (an OFDM downlink's with its densest modulation, a trace's
+/// A link model's capacity in bit/s (an OFDM link's with its densest modulation, a trace's
 /// mean), `None` for a pipe without a rate.
-pub fn downlink_capacity_bps(s: &sc::Scenario) -> Result<Option<u64>, BuildError> {
-    Ok(match &s.downlink {
-        sc::DownlinkConfig::Pipe(p) => p.rate.map(|r| r.0),
-        sc::DownlinkConfig::Trace(t) => Some(read_trace(t)?.mean_rate_bps().ceil() as u64),
-        sc::DownlinkConfig::Ofdm4g(o) => {
+pub fn capacity_bps(model: &sc::LinkModel, key: &str) -> Result<Option<u64>, BuildError> {
+    Ok(match model {
+        sc::LinkModel::Pipe(p) => p.rate.map(|r| r.0),
+        sc::LinkModel::Trace(t) => Some(read_trace(t, key)?.mean_rate_bps().ceil() as u64),
+        sc::LinkModel::Ofdm4g(o) => {
             let bits = match o.modulation {
                 sc::ModulationMode::Fixed(m) => m.bits(),
                 sc::ModulationMode::Adaptive => o.modulation_set.iter().map(|m| m.0.bits()).max().unwrap_or(1),
@@ -127,12 +120,30 @@ pub fn downlink_capacity_bps(s: &sc::Scenario) -> Result<Option<u64>, BuildError
     })
 }
 
-/// The downlink's own one-way delay (pipes and traces have one; the OFDM model's is its slots).
-fn downlink_delay(s: &sc::Scenario) -> airlink_engine::Duration {
+/// The shorthand downlink's capacity in bit/s (see [`capacity_bps`]).
+pub fn downlink_capacity_bps(s: &sc::Scenario) -> Result<Option<u64>, BuildError> {
     match &s.downlink {
-        sc::DownlinkConfig::Pipe(p) => p.delay.0,
-        sc::DownlinkConfig::Trace(t) => t.delay.0,
-        sc::DownlinkConfig::Ofdm4g(_) => airlink_engine::Duration::ZERO,
+        Some(d) => capacity_bps(d, "downlink"),
+        None => Ok(None),
+    }
+}
+
+/// A model's own one-way propagation delay (pipes and traces have one; the OFDM model's is
+/// its slots).
+fn propagation_delay(model: &sc::LinkModel) -> airlink_engine::Duration {
+    match model {
+        sc::LinkModel::Pipe(p) => p.delay.0,
+        sc::LinkModel::Trace(t) => t.delay.0,
+        sc::LinkModel::Ofdm4g(_) => airlink_engine::Duration::ZERO,
+    }
+}
+
+/// A model's queue limit.
+fn queue_of(model: &sc::LinkModel) -> sc::units::QueueLimit {
+    match model {
+        sc::LinkModel::Pipe(p) => p.queue,
+        sc::LinkModel::Trace(t) => t.queue,
+        sc::LinkModel::Ofdm4g(o) => o.queue,
     }
 }
 
@@ -141,7 +152,7 @@ fn downlink_delay(s: &sc::Scenario) -> airlink_engine::Duration {
 fn symmetric_uplink(s: &sc::Scenario) -> Result<sc::PipeConfig, BuildError> {
     Ok(sc::PipeConfig {
         rate: downlink_capacity_bps(s)?.map(sc::units::Rate),
-        delay: sc::units::Time(downlink_delay(s)),
+        delay: sc::units::Time(s.downlink.as_ref().map_or(airlink_engine::Duration::ZERO, propagation_delay)),
         ..sc::PipeConfig::default()
     })
 }
@@ -161,28 +172,40 @@ struct PathSize {
     queued_bytes: u64,
 }
 
-fn path_size(s: &sc::Scenario, uplink: &sc::PipeConfig) -> Result<PathSize, BuildError> {
+/// What a flow's path holds: the rated links on the way down, and every delay both ways.
+fn path_size(t: &sc::topology::Topology, flow: usize) -> Result<PathSize, BuildError> {
     let queue_bytes = |q: sc::units::QueueLimit| match q {
         sc::units::QueueLimit::Packets(n) => n as u64 * QUEUE_PACKET_BYTES,
         sc::units::QueueLimit::Bytes(b) => b,
     };
-    let mut rated: Vec<(Option<u64>, u64)> = vec![(s.wired.rate.map(|r| r.0), queue_bytes(s.wired.queue))];
-    if let Some(a) = &s.access {
-        rated.push((a.rate.map(|r| r.0), queue_bytes(a.queue)));
+    let (down, up) = &t.paths[flow];
+    let mut rated = Vec::with_capacity(down.len());
+    for &l in down {
+        let link = &t.links[l];
+        rated.push((capacity_bps(&link.model, &link.key.join("."))?, queue_bytes(queue_of(&link.model))));
     }
-    let down_queue = match &s.downlink {
-        sc::DownlinkConfig::Pipe(p) => p.queue,
-        sc::DownlinkConfig::Trace(t) => t.queue,
-        sc::DownlinkConfig::Ofdm4g(o) => o.queue,
-    };
-    rated.push((downlink_capacity_bps(s)?, queue_bytes(down_queue)));
-    let access_delay = s.access.as_ref().map_or(airlink_engine::Duration::ZERO, |a| a.delay.0);
-    let one_way = s.wired.delay.0 + access_delay;
     Ok(PathSize {
         bottleneck_bps: rated.iter().filter_map(|r| r.0).min(),
-        rtt: one_way + one_way + downlink_delay(s) + uplink.delay.0,
+        rtt: down.iter().chain(up).fold(airlink_engine::Duration::ZERO, |sum, &l| sum + propagation_delay(&t.links[l].model)),
         queued_bytes: rated.iter().filter(|r| r.0.is_some()).map(|r| r.1).sum(),
     })
+}
+
+/// The slowest rate on a flow's return path, if any link there has one.
+fn return_bottleneck_bps(t: &sc::topology::Topology, flow: usize) -> Result<Option<u64>, BuildError> {
+    let mut least = None;
+    for &l in &t.paths[flow].1 {
+        let link = &t.links[l];
+        if let Some(c) = capacity_bps(&link.model, &link.key.join("."))? {
+            least = Some(least.map_or(c, |m: u64| m.min(c)));
+        }
+    }
+    Ok(least)
+}
+
+/// A resolved scenario's topology (see [`sc::Scenario::topology`]).
+fn topology(s: &sc::Scenario) -> Result<sc::topology::Topology, BuildError> {
+    s.topology().map_err(|(key, m)| BuildError(format!("{}: {m}", key.join("."))))
 }
 
 impl PathSize {
@@ -201,19 +224,22 @@ fn default_rwnd(path: &PathSize, mss: u32) -> u64 {
     (2 * holds).div_ceil(1024).saturating_mul(1024).max(LINUX_RMEM_MAX).min(most)
 }
 
-/// The scenario with every default that depends on other values filled in: the uplink (when
-/// absent, symmetric) and each TCP flow's receive window. Idempotent.
+/// The scenario with every default that depends on other values filled in: the shorthand's
+/// wired link and uplink (when absent, symmetric) and each TCP flow's receive window.
+/// Idempotent.
 pub fn resolve(s: &sc::Scenario) -> Result<sc::Scenario, BuildError> {
     let mut r = s.clone();
-    if r.uplink.is_none() {
-        r.uplink = Some(sc::UplinkConfig::Pipe(symmetric_uplink(s)?));
+    if !r.is_general() {
+        r.wired.get_or_insert_with(sc::PipeConfig::default);
+        if r.uplink.is_none() {
+            r.uplink = Some(sc::LinkModel::Pipe(symmetric_uplink(s)?));
+        }
     }
-    let Some(sc::UplinkConfig::Pipe(up)) = &r.uplink else { unreachable!("filled in above") };
-    let path = path_size(&r, up)?;
-    for f in r.flow.iter_mut().filter(|f| f.protocol == sc::Protocol::Tcp) {
+    let t = topology(&r)?;
+    for (i, f) in r.flow.iter_mut().enumerate().filter(|(_, f)| f.protocol == sc::Protocol::Tcp) {
         if f.tcp.rwnd.is_none() {
             let mss = tcp_config(f)?.mss;
-            f.tcp.rwnd = Some(sc::units::DataSize(default_rwnd(&path, mss)));
+            f.tcp.rwnd = Some(sc::units::DataSize(default_rwnd(&path_size(&t, i)?, mss)));
         }
     }
     Ok(r)
@@ -229,32 +255,35 @@ fn ack_bytes(c: &TcpConfig) -> u64 {
 /// product, certain loss. One sentence each.
 pub fn warnings(s: &sc::Scenario) -> Result<Vec<String>, BuildError> {
     let s = &resolve(s)?;
-    let Some(sc::UplinkConfig::Pipe(up)) = &s.uplink else { unreachable!("resolved") };
-    let path = path_size(s, up)?;
+    let t = topology(s)?;
     let mut out = Vec::new();
-    let mut pipes: Vec<(&str, &sc::PipeConfig)> = vec![("wired", &s.wired), ("uplink.pipe", up)];
-    if let Some(a) = &s.access {
-        pipes.push(("access", a));
-    }
-    if let sc::DownlinkConfig::Pipe(p) = &s.downlink {
-        pipes.push(("downlink.pipe", p));
-    }
-    for (name, p) in &pipes {
-        if p.loss.0 >= 1.0 {
-            out.push(format!("{name}.loss = 1: every packet is lost, so no flow can deliver anything"));
+    // A shorthand model may stand for several links (`wired`, `access`): one warning each.
+    let mut warned = BTreeSet::new();
+    for link in &t.links {
+        let name = link.key.join(".");
+        if !warned.insert(name.clone()) {
+            continue;
         }
-        // The chance that even a 40-byte ACK crosses without a flipped bit.
-        let survive = (1.0 - p.bit_error_rate.0).powi(40 * 8);
-        if p.bit_error_rate.0 > 0.0 && survive < 1e-6 {
-            out.push(format!(
-                "{name}.bit_error_rate = {}: practically every packet is corrupted (even a 40-byte one survives with probability {survive:.1e})",
-                p.bit_error_rate.0
-            ));
-        }
-    }
-    if let sc::DownlinkConfig::Ofdm4g(o) = &s.downlink {
-        if o.channel_errors && o.channel.mean_snr.0 < -20.0 && o.arq_max_retransmissions == 0 {
-            out.push(format!("downlink.ofdm4g.channel.mean_snr = {} dB without ARQ: almost every frame is lost", o.channel.mean_snr.0));
+        match &link.model {
+            sc::LinkModel::Pipe(p) => {
+                if p.loss.0 >= 1.0 {
+                    out.push(format!("{name}.loss = 1: every packet is lost, so no flow can deliver anything"));
+                }
+                // The chance that even a 40-byte ACK crosses without a flipped bit.
+                let survive = (1.0 - p.bit_error_rate.0).powi(40 * 8);
+                if p.bit_error_rate.0 > 0.0 && survive < 1e-6 {
+                    out.push(format!(
+                        "{name}.bit_error_rate = {}: practically every packet is corrupted (even a 40-byte one survives with probability {survive:.1e})",
+                        p.bit_error_rate.0
+                    ));
+                }
+            }
+            sc::LinkModel::Ofdm4g(o) => {
+                if o.channel_errors && o.channel.mean_snr.0 < -20.0 && o.arq_max_retransmissions == 0 {
+                    out.push(format!("{name}.channel.mean_snr = {} dB without ARQ: almost every frame is lost", o.channel.mean_snr.0));
+                }
+            }
+            sc::LinkModel::Trace(_) => {}
         }
     }
     for (i, f) in s.flow.iter().enumerate() {
@@ -262,15 +291,16 @@ pub fn warnings(s: &sc::Scenario) -> Result<Vec<String>, BuildError> {
             continue;
         }
         let c = tcp_config(f)?;
+        let path = path_size(&t, i)?;
         let Some(capacity) = path.bottleneck_bps else { continue };
         // A saturated downlink returns one ACK per `ack_every` full segments.
         let ack_bps = capacity as f64 * ack_bytes(&c) as f64 / ((c.mss as u64 + ack_bytes(&c)) as f64 * c.ack_every as f64);
-        if let Some(up_rate) = up.rate {
-            if (up_rate.0 as f64) < ack_bps {
+        if let Some(up_rate) = return_bottleneck_bps(&t, i)? {
+            if (up_rate as f64) < ack_bps {
                 out.push(format!(
                     "flow {i}: the uplink's {} cannot carry the ACKs of a {} downlink ({:.0} bit/s at one ACK per {} segments of {} B): \
                      the uplink, not the downlink, will limit this flow",
-                    up_rate, sc::units::Rate(capacity), ack_bps, c.ack_every, c.mss
+                    sc::units::Rate(up_rate), sc::units::Rate(capacity), ack_bps, c.ack_every, c.mss
                 ));
             }
         }
@@ -363,12 +393,13 @@ fn pipe<P: Packet + Send + 'static>(name: &'static str, p: &sc::PipeConfig, seed
 /// The fastest trace-driven link: 10 Gbit/s on average, as the scenario's rates.
 const MAX_TRACE_RATE_BPS: f64 = 1e10;
 
-fn read_trace(t: &sc::TraceConfig) -> Result<airlink_link::Trace, BuildError> {
+/// Reads a trace file; `key` is where the scenario names it (`downlink.trace`), for messages.
+fn read_trace(t: &sc::TraceConfig, key: &str) -> Result<airlink_link::Trace, BuildError> {
     let trace = airlink_link::Trace::from_file(std::path::Path::new(&t.file))
-        .map_err(|e| BuildError(format!("downlink.trace.file: {e}")))?;
+        .map_err(|e| BuildError(format!("{key}.file: {e}")))?;
     if trace.mean_rate_bps() > MAX_TRACE_RATE_BPS {
         return Err(BuildError(format!(
-            "downlink.trace.file: {}: a mean rate of {:.3e} bit/s: expected at most 10 Gbit/s",
+            "{key}.file: {}: a mean rate of {:.3e} bit/s: expected at most 10 Gbit/s",
             t.file,
             trace.mean_rate_bps()
         )));
@@ -376,10 +407,10 @@ fn read_trace(t: &sc::TraceConfig) -> Result<airlink_link::Trace, BuildError> {
     Ok(trace)
 }
 
-fn trace_link<P: Packet + Send + 'static>(t: &sc::TraceConfig) -> Result<BuiltLink<P>, BuildError> {
-    let trace = read_trace(t)?;
+fn trace_link<P: Packet + Send + 'static>(name: &'static str, t: &sc::TraceConfig, key: &str) -> Result<BuiltLink<P>, BuildError> {
+    let trace = read_trace(t, key)?;
     let params = airlink_link::TraceParams { delay: t.delay.0, queue_limit: queue_limit(t.queue) };
-    Ok(BuiltLink { name: "downlink", model: "trace", link: Box::new(airlink_link::TraceLink::new(trace, params)) })
+    Ok(BuiltLink { name, model: "trace", link: Box::new(airlink_link::TraceLink::new(trace, params)) })
 }
 
 fn odd_k(m: sc::OddKModelName) -> OddKModel {
@@ -419,9 +450,10 @@ pub fn channel_config(o: &sc::Ofdm4gConfig) -> OfdmChannelConfig {
     }
 }
 
-fn ofdm4g<P: Packet + Send + 'static>(o: &sc::Ofdm4gConfig, seed: u64) -> Result<BuiltLink<P>, BuildError> {
-    let channel = OfdmChannel::new(&channel_config(o), RngStream::derive(seed, "downlink.channel"))
-        .map_err(|e| BuildError(format!("downlink.ofdm4g.channel: {e}")))?;
+/// An OFDM link; its channel's random stream is `NAME.channel`, its own `NAME`.
+fn ofdm4g<P: Packet + Send + 'static>(name: &'static str, o: &sc::Ofdm4gConfig, seed: u64, key: &str) -> Result<BuiltLink<P>, BuildError> {
+    let channel = OfdmChannel::new(&channel_config(o), RngStream::derive(seed, &format!("{name}.channel")))
+        .map_err(|e| BuildError(format!("{key}.channel: {e}")))?;
     let modulation = match o.modulation {
         sc::ModulationMode::Fixed(m) => Ofdm4gModulation::Fixed(m),
         sc::ModulationMode::Adaptive => {
@@ -431,14 +463,10 @@ fn ofdm4g<P: Packet + Send + 'static>(o: &sc::Ofdm4gConfig, seed: u64) -> Result
                 sc::Switching::TargetBer => SwitchingRule::TargetBer(o.target_ber.0),
             };
             let mean_snr = 10f64.powf(o.channel.mean_snr.0 / 10.0);
-            Ofdm4gModulation::Adaptive(modulation_table(
-                &set,
-                rule,
-                mean_snr,
-                o.channel.prediction_nmse,
-                o.symbols_per_frame,
-                odd_k(o.odd_k_model),
-            )?)
+            Ofdm4gModulation::Adaptive(
+                modulation_table(&set, rule, mean_snr, o.channel.prediction_nmse, o.symbols_per_frame, odd_k(o.odd_k_model))
+                    .map_err(|e| BuildError(format!("{key}: {}", e.0)))?,
+            )
         }
     };
     let params = Ofdm4gParams {
@@ -456,11 +484,7 @@ fn ofdm4g<P: Packet + Send + 'static>(o: &sc::Ofdm4gConfig, seed: u64) -> Result
         arq_remodulate: o.arq_remodulate,
         channel_errors: o.channel_errors,
     };
-    Ok(BuiltLink {
-        name: "downlink",
-        model: "ofdm4g",
-        link: Box::new(Ofdm4gDownlink::new(params, channel, RngStream::derive(seed, "downlink"))),
-    })
+    Ok(BuiltLink { name, model: "ofdm4g", link: Box::new(Ofdm4gDownlink::new(params, channel, RngStream::derive(seed, name))) })
 }
 
 /// The transport configuration of a flow: the scenario's values over the transport defaults.
@@ -643,52 +667,24 @@ pub fn scenario_flow(f: &sc::FlowConfig, i: usize) -> Result<Flow, BuildError> {
     Ok(Flow::new(endpoints(f, i)?, start, f.bytes.map(|b| b.0), protocol_name(f.protocol), congestion))
 }
 
-impl Simulation {
-    /// Builds the scenario's models. `record` turns the time series on.
-    pub fn new(s: &sc::Scenario, record: bool) -> Result<Simulation, BuildError> {
-        let s = &resolve(s)?;
-        let seed = s.seed;
-        // Link ids: 0 wired.down, 1 downlink, 2 uplink, 3 wired.up, then each flow's access
-        // links (down, up).
-        let slot = |b: BuiltLink<SimPacket>| LinkSlot { name: b.name, model: b.model, link: b.link, wake: None, checksum_drops: 0 };
-        let mut links: Vec<LinkSlot> = scenario_links(s)?.into_iter().map(slot).collect();
-        let mut queue = EventQueue::new();
-        let mut flows = Vec::with_capacity(s.flow.len());
-        for (i, f) in s.flow.iter().enumerate() {
-            let (mut down_path, mut up_path) = (vec![0, 1], vec![2, 3]);
-            if let Some(access) = &s.access {
-                let id = |links: &Vec<LinkSlot>| {
-                    LinkId::try_from(links.len()).map_err(|_| BuildError("too many links: at most 65536".into()))
-                };
-                down_path.insert(0, id(&links)?);
-                links.push(slot(pipe(intern(format!("access.{i}.down")), access, seed)));
-                up_path.push(id(&links)?);
-                links.push(slot(pipe(intern(format!("access.{i}.up")), access, seed)));
-            }
-            let mut flow = scenario_flow(f, i)?;
-            flow.link_drops = Some(0); // the simulator attributes every drop to its flow
-            queue.push(flow.start, RANK_START, i as u32, Event::FlowStart(i as u32));
-            flows.push(FlowSlot { flow, client_wake: None, server_wake: None, down_path, up_path });
+impl<P: Packet + Send + 'static> Network<P> {
+    /// Builds the scenario's links and each flow's path. The scenario must be [`resolve`]d
+    /// (every default filled in), as the drivers' builds do.
+    ///
+    /// Link ids follow [`sc::Scenario::topology`]: with the shorthand, 0 `wired.down`,
+    /// 1 `downlink`, 2 `uplink`, 3 `wired.up`, then each flow's access links (down, up);
+    /// in the general form, the `[link]` tables in the order of the file.
+    pub fn build(s: &sc::Scenario) -> Result<Network<P>, BuildError> {
+        let t = topology(s)?;
+        if t.links.len() > LinkId::MAX as usize + 1 {
+            return Err(BuildError(format!("{} links: at most 65536", t.links.len())));
         }
-        let unfinished_flows = flows.iter().filter(|slot| !slot.flow.done).count();
-        let sample_interval = s.sample_interval.0;
-        if record && !sample_interval.is_zero() {
-            queue.push(Instant::ZERO, RANK_SAMPLE, 0, Event::Sample);
-        }
-        Ok(Simulation {
-            queue,
-            links,
-            flows,
-            unfinished_flows,
-            stop: Instant::ZERO + s.stop.0,
-            sample_interval,
-            recorder: Recorder { enabled: record, ..Default::default() },
-            now: Instant::ZERO,
-            events_processed: 0,
-            seed,
-            name: s.name.clone(),
-            finished: false,
-        })
+        let links =
+            t.links.iter().map(|l| build_link(intern(l.name.clone()), &l.model, s.seed, &l.key.join("."))).collect::<Result<Vec<_>, _>>()?;
+        let ids = |path: &[usize]| path.iter().map(|&l| l as LinkId).collect::<Vec<_>>();
+        let paths: Vec<FlowPath> = t.paths.iter().map(|(down, up)| FlowPath { down: ids(down), up: ids(up) }).collect();
+        // The shorthand's shared links; in the general form, the first flow's path.
+        let shared = if s.is_general() { paths[0].clone() } else { FlowPath { down: vec![0, 1], up: vec![2, 3] } };
+        Ok(Network { links, paths, shared })
     }
 }
-

@@ -1,7 +1,7 @@
 //! The run summary: per flow and per link counters, serialised with a fixed field order so
 //! that the same seed gives byte-identical JSON.
 
-use crate::Simulation;
+use airlink_link::LinkStats;
 use airlink_phy::Modulation;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -95,49 +95,36 @@ pub struct LinkSummary {
     pub time_in_modulation_s: BTreeMap<&'static str, f64>,
 }
 
-impl Simulation {
-    pub fn summary(&self) -> Summary {
-        let flows = self.flows.iter().enumerate().map(|(i, slot)| slot.flow.summary(i as u32)).collect();
-        let links = self
-            .links
+impl LinkSummary {
+    /// A link's summary from its model's counters; `checksum_drops` is what the driver
+    /// attributed to it (the simulator sees the receivers' checksums, the emulator does not).
+    pub fn new(name: &'static str, model: &'static str, s: &LinkStats, checksum_drops: u64) -> LinkSummary {
+        let time_in_modulation_s = Modulation::ALL
             .iter()
-            .map(|l| {
-                let s = l.link.stats();
-                let time_in_modulation_s = Modulation::ALL
-                    .iter()
-                    .filter(|m| s.slots_per_modulation[m.bits() as usize - 1] > 0)
-                    .map(|m| (m.name(), s.slots_per_modulation[m.bits() as usize - 1] as f64 * s.slot_duration_s))
-                    .collect();
-                LinkSummary {
-                    name: l.name,
-                    model: l.model,
-                    packets_in: s.packets_in,
-                    packets_out: s.packets_out,
-                    bytes_out: s.bytes_out,
-                    queue_drops: s.queue_drops,
-                    loss_drops: s.loss_drops,
-                    frames_sent: s.frames_sent,
-                    frame_errors: s.frame_errors,
-                    arq_retransmissions: s.arq_retransmissions,
-                    packets_given_up: s.packets_given_up,
-                    checksum_drops: l.checksum_drops,
-                    time_in_modulation_s,
-                }
-            })
+            .filter(|m| s.slots_per_modulation[m.bits() as usize - 1] > 0)
+            .map(|m| (m.name(), s.slots_per_modulation[m.bits() as usize - 1] as f64 * s.slot_duration_s))
             .collect();
-        Summary {
-            scenario: self.name.clone(),
-            seed: self.seed,
-            completed: self.flows.iter().all(|slot| slot.flow.completed()),
-            sim_time_s: self.now.as_secs_f64(),
-            events: self.events_processed,
-            flows,
-            links,
+        LinkSummary {
+            name,
+            model,
+            packets_in: s.packets_in,
+            packets_out: s.packets_out,
+            bytes_out: s.bytes_out,
+            queue_drops: s.queue_drops,
+            loss_drops: s.loss_drops,
+            frames_sent: s.frames_sent,
+            frame_errors: s.frame_errors,
+            arq_retransmissions: s.arq_retransmissions,
+            packets_given_up: s.packets_given_up,
+            checksum_drops,
+            time_in_modulation_s,
         }
     }
+}
 
+impl Summary {
     /// The summary as JSON (stable field order, so equal runs give equal bytes).
-    pub fn summary_json(&self) -> String {
-        serde_json::to_string_pretty(&self.summary()).expect("summaries serialise")
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("summaries serialise")
     }
 }

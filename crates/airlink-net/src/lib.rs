@@ -1,0 +1,103 @@
+//! The network that airlink's two drivers step: built once from a scenario, it holds the
+//! named links (any link model), the flows and each flow's path in each direction, the order
+//! of simultaneous events, the metrics tables, and the run summary.
+//!
+//! The simulator (`airlink-sim`: virtual clock, event queue) and the emulator (`airlink-emu`:
+//! wall clock, TUN devices) both build a [`Network`] with [`Network::build`] and move packets
+//! along its [`paths`](Network::path); neither knows the shape of the topology.
+//!
+//! # The order of simultaneous events
+//! Both drivers process events in the order of the key `(time, rank, source, seq)`:
+//! 1. `time`: the instant the event is due (a driver calls a model with the due instant, never
+//!    with a later wake-up time);
+//! 2. `rank` ([`order`]): packet arrivals, then component wake-ups, then flow starts, then
+//!    timed changes, then samples;
+//! 3. `source`: the id of the component that caused it ([`order::link_source`],
+//!    [`order::endpoint_source`]);
+//! 4. `seq`: FIFO among what is still tied.
+
+pub mod build;
+pub mod flow;
+pub mod metrics;
+pub mod summary;
+
+use airlink_link::Packet;
+pub use build::{BuildError, BuiltLink};
+pub use flow::{Flow, Pdu, Side};
+pub use summary::{FlowSummary, IperfSummary, LinkSummary, Summary};
+
+/// Index of a link in a [`Network`].
+pub type LinkId = u16;
+
+/// Direction of travel.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Dir {
+    /// Server to client.
+    Down,
+    /// Client to server.
+    Up,
+}
+
+/// The rank of each event class at equal times, and the source ids that break the next tie.
+pub mod order {
+    /// A packet arriving at a link or an endpoint.
+    pub const ARRIVE: u8 = 0;
+    /// A component's timer (link or endpoint).
+    pub const WAKE: u8 = 1;
+    /// A flow starting.
+    pub const START: u8 = 2;
+    /// A scheduled change of the network.
+    pub const CHANGE: u8 = 3;
+    /// A sample of the time series (observation only).
+    pub const SAMPLE: u8 = 4;
+
+    /// Source id of a link.
+    pub fn link_source(link: super::LinkId) -> u32 {
+        link as u32
+    }
+
+    /// Source id of one end of a flow: after every link id.
+    pub fn endpoint_source(flow: u32, side: super::Side) -> u32 {
+        0x1_0000 + 2 * flow + (side == super::Side::Server) as u32
+    }
+}
+
+/// The links a flow crosses, server to client and client to server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlowPath {
+    pub down: Vec<LinkId>,
+    pub up: Vec<LinkId>,
+}
+
+impl FlowPath {
+    pub fn get(&self, dir: Dir) -> &[LinkId] {
+        match dir {
+            Dir::Down => &self.down,
+            Dir::Up => &self.up,
+        }
+    }
+}
+
+/// A scenario's links and flows' paths, for packets of type `P` (the simulator's or the
+/// emulator's: the same models carry both).
+pub struct Network<P> {
+    pub links: Vec<BuiltLink<P>>,
+    /// Each scenario flow's path, by flow index.
+    pub paths: Vec<FlowPath>,
+    /// The path of traffic that is no scenario flow's (in emulation, what the applications in
+    /// the namespaces send): the shared links.
+    pub shared: FlowPath,
+}
+
+impl<P: Packet + Send + 'static> Network<P> {
+    /// The link a packet of `flow` going `dir` reaches at hop `hop`, or `None` past the last
+    /// link (it has reached its endpoint).
+    pub fn hop(&self, flow: u32, dir: Dir, hop: usize) -> Option<LinkId> {
+        self.paths[flow as usize].get(dir).get(hop).copied()
+    }
+
+    /// Per-link summaries; `checksum_drops(id)` is what the driver attributed to the link.
+    pub fn link_summaries(&self, checksum_drops: impl Fn(LinkId) -> u64) -> Vec<LinkSummary> {
+        self.links.iter().enumerate().map(|(i, l)| LinkSummary::new(l.name, l.model, l.link.stats(), checksum_drops(i as LinkId))).collect()
+    }
+}
