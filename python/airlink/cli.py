@@ -564,18 +564,28 @@ def validate_tcp(quick: bool, preset: str | None, seed: int, seconds: float | No
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Result store (default: <experiment name>.sweep); a re-run resumes it.")
 @click.option("--jobs", type=click.IntRange(1), help="Parallel runs (default: the number of CPUs).")
-def sweep(experiment: Path, out: Path | None, jobs: int | None) -> None:
+@click.option("--dask", metavar="ADDRESS",
+              help="Run on a Dask cluster: a scheduler ADDRESS (tcp://host:8786), or local:N for N worker processes here.")
+def sweep(experiment: Path, out: Path | None, jobs: int | None, dask: str | None) -> None:
     """Run an EXPERIMENT file (a scenario, parameters to vary, metrics, repetitions) into a store.
 
-    The store holds runs.parquet (a row per run and flow), metrics.parquet, summary.parquet and
-    manifest.json. Done runs are skipped, so an interrupted sweep resumes where it stopped.
+    The store holds runs.parquet (a row per run and flow), metrics.parquet, summary.parquet,
+    paired.parquet and differences.parquet (with a reference), each run's time series under
+    series/, and manifest.json. Done runs are skipped, so an interrupted sweep resumes where it stopped.
     """
     from airlink import experiment as ex
     from airlink import experiment_run, store
 
+    if dask is not None:
+        if jobs is not None:
+            raise click.BadParameter("--jobs is for local runs; a Dask cluster has its own workers", param_hint="--jobs")
+        try:
+            experiment_run.parse_dask(dask)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--dask") from None
     exp = ex.load_experiment(experiment)
     click.echo(ex.describe(exp), err=True)
-    root = experiment_run.run_experiment(exp, out, jobs=jobs, progress=sys.stderr.isatty())
+    root = experiment_run.run_experiment(exp, out, jobs=jobs, dask=dask, progress=sys.stderr.isatty())
     click.echo(store.format_summary(store.load(root, "summary"), list(exp.parameters)))
     click.echo(f"results: {root}")
 

@@ -109,6 +109,7 @@ class Experiment:
     references: dict[int, int] = field(default_factory=dict)  # config -> its reference config
     reference: tuple[tuple[str, Any], ...] = ()
     series: bool = True
+    files: dict[str, bytes] = field(default_factory=dict, repr=False)  # the inputs' bytes, read once
 
     def run_seed(self, repetition: int) -> int:
         return run_seed(self.seed, repetition)
@@ -241,15 +242,18 @@ METRIC = re.compile(r"^(flows\.(\*|\d+)|links\.[^.]+)(\.[A-Za-z0-9_]+)+$|^[A-Za-
                     r"|^derived\.(system_goodput_bps|jain_index|f_sys)$")
 
 
-def _inputs(resolved: str) -> tuple[Input, ...]:
-    """The files a resolved scenario reads: every ``file = "path"`` (the trace of a trace link)."""
+def _inputs(resolved: str, files: dict[str, bytes]) -> tuple[Input, ...]:
+    """The files a resolved scenario reads: every ``file = "path"`` (the trace of a trace link).
+    Each is read once, into ``files``: the bytes hashed are the bytes shipped to workers."""
     found: list[Input] = []
 
     def walk(node: Any, prefix: str) -> None:
         if isinstance(node, dict):
             for k, v in node.items():
                 if k == "file" and isinstance(v, str):
-                    found.append(Input(f"{prefix}{k}", v, sha256_file(Path(v))))
+                    if v not in files:
+                        files[v] = Path(v).read_bytes()
+                    found.append(Input(f"{prefix}{k}", v, hashlib.sha256(files[v]).hexdigest()))
                 else:
                     walk(v, f"{prefix}{k}.")
 
@@ -336,7 +340,7 @@ def load_experiment(path: str | Path) -> Experiment:
     if not isinstance(series, bool):
         raise where.error(f"experiment.series is true or false, got {series!r}", "series")
 
-    configs = []
+    configs, files = [], {}
     for index, params in enumerate(points):
         overrides = tuple(f"{k}={_override_value(v)}" for k, v in params)
         try:
@@ -344,7 +348,11 @@ def load_experiment(path: str | Path) -> Experiment:
         except _core.ScenarioError as e:
             names = [k for k, _ in params if f"--set {k}=" in str(e)] or ["vary"]
             raise where.error(f"{e}", *names) from None
-        configs.append(Config(index, params, overrides, resolved, _inputs(resolved)))
+        try:
+            inputs = _inputs(resolved, files)
+        except OSError as e:
+            raise where.error(f"cannot read input file {e.filename!r}: {e.strerror}", "scenario") from None
+        configs.append(Config(index, params, overrides, resolved, inputs))
     parameters = tuple(k for k, _ in points[0])
     hashes = {str(path.resolve()): sha256_file(path), str(scenario_path): sha256_file(scenario_path)}
     hashes.update({i.path: i.sha256 for c in configs for i in c.inputs})
@@ -352,7 +360,7 @@ def load_experiment(path: str | Path) -> Experiment:
         path=path, text=text, scenario_path=scenario_path, scenario_text=scenario_text, seed=seed,
         metrics=tuple(metrics), flow_class=flow_class, parameters=parameters, configs=tuple(configs),
         repetitions=repetitions, input_hashes=hashes, references=references, reference=reference,
-        series=series,
+        series=series, files=files,
     )
 
 

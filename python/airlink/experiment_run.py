@@ -84,7 +84,7 @@ class Task:
 def _task(exp: ex.Experiment, config: ex.Config, rep: int, ship: bool = False) -> Task:
     return Task(exp.run_key(config, rep), config.index, rep, exp.run_seed(rep), config.params, exp.scenario_text,
                 str(exp.scenario_path), config.overrides, config.inputs, exp.table_metrics, exp.flow_class,
-                exp.series, tuple(Path(i.path).read_bytes() for i in config.inputs) if ship else None)
+                exp.series, tuple(exp.files[i.path] for i in config.inputs) if ship else None)
 
 
 def _placed(task: Task) -> list[str]:
