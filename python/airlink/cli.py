@@ -591,6 +591,45 @@ def sweep(experiment: Path, out: Path | None, jobs: int | None, dask: str | None
 
 
 @cli.command()
+@click.argument("results", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Report folder (default: RESULTS/report, replaced each time).")
+@click.option("--run", "runs", multiple=True, metavar="KEY", help="A run to draw the time series of (repeatable).")
+@click.option("--force", is_flag=True, help="Replace an existing --out folder.")
+def report(results: Path, out: Path | None, runs: tuple[str, ...], force: bool) -> None:
+    """Write the HTML report of a sweep's store RESULTS: index.html, PNG figures, CSV tables.
+
+    Means with 95 % intervals, each metric against a swept parameter, min/max/mean bars, CDFs
+    across runs and pooled over flows, paired differences against the reference, and time series
+    of chosen runs with pointwise means across repetitions.
+    """
+    from airlink import report as rp
+
+    click.echo(f"report: {rp.write_report(results, out, runs=runs, replace=force)}")
+
+
+@cli.command()
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="PNG file (default: RUN/timeseries.png for one run, timeseries.png for several).")
+def plot(runs: tuple[Path, ...], out: Path | None) -> None:
+    """Draw the time series of one or several RUNS (results folders of `run`, `emulate` or a
+    sweep's STORE/series/KEY): throughput, cwnd or rate, RTT, queue, losses and link state."""
+    from airlink import plots
+    from airlink.results import ResultsError, read_results
+
+    try:
+        results = [(p.name, read_results(p)) for p in runs]
+    except ResultsError as e:
+        raise click.ClickException(str(e)) from None
+    out = out or (runs[0] / "timeseries.png" if len(runs) == 1 else Path("timeseries.png"))
+    title = " vs ".join(f"{r.summary.get('scenario', p)} seed {r.manifest.get('seed')} ({r.manifest.get('mode')})"
+                        for p, r in results)
+    plots.runs_png(out, results, title)
+    click.echo(f"plot: {out}")
+
+
+@cli.command()
 @json_option
 def doctor(as_json: bool) -> None:
     """Check what this machine allows the emulator: namespaces, TUN, privileges, congestion controls, RT."""
