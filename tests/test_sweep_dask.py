@@ -92,3 +92,12 @@ def test_cli_refuses_jobs_with_dask_and_a_bad_address(tmp_path: Path, airlink_cl
     result = airlink_cli("sweep", str(exp), "--dask", "local:none")
     assert result.exit_code == 2 and "local:N needs a number of workers" in result.output
     assert not (tmp_path / "exp.sweep").exists()
+
+
+def test_sweep_benchmark_reports_each_setup(monkeypatch: pytest.MonkeyPatch) -> None:
+    from airlink import bench
+
+    rows = bench.bench_sweep(runs=5, dask=False)  # figures are reported, never judged
+    assert [r.name for r in rows] == ["trivial run alone (core)", "sweep, threads ×1",
+                                      "sweep, threads ×1, with time series", "sweep, threads ×2"]
+    assert all(r.value > 0 for r in rows) and "5 runs in" in rows[1].detail

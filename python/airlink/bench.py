@@ -83,10 +83,67 @@ def bench_dumbbell(seconds: int = 100) -> list[Measurement]:
     return results
 
 
-def run_benchmarks(*, full: bool = False, repeats: int = 5, jobs: int | None = None, dumbbell: bool = False) -> list[Measurement]:
+#: A run that does almost nothing (one small UDP stream for 100 ms): what a sweep costs beyond it
+#: is the machinery's overhead per run.
+TRIVIAL_SCENARIO = """name = "trivial"
+stop = "100 ms"
+[downlink.pipe]
+rate = "10 Mbit/s"
+delay = "5 ms"
+[[flow]]
+protocol = "udp"
+rate = "1 Mbit/s"
+"""
+
+
+def bench_sweep(runs: int = 2000, dask: bool = True) -> list[Measurement]:
+    """``airlink sweep``'s overhead per run on a trivial scenario over ``runs`` runs (records,
+    resume look-ups, metrics, tables), with and without time series, and its scaling from 1 to 2
+    local threads and (``dask``) 1 to 2 Dask worker processes."""
+    from airlink import experiment_run, stats
+
+    stats.t_quantile(3)  # imports scipy.stats (2 s): a cost of the process, not of a run
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "trivial.toml").write_text(TRIVIAL_SCENARIO, encoding="utf-8")
+        for series in (False, True):
+            for count in (1, runs):
+                (root / f"{series}-{count}.toml").write_text(
+                    f'[experiment]\nscenario = "trivial.toml"\nseries = {str(series).lower()}\n'
+                    f'metrics = ["flows.*.goodput_bps"]\n[repetitions]\ncount = {count}\n', encoding="utf-8")
+        start = time.perf_counter()
+        for seed in range(runs):
+            _core.run_summary(TRIVIAL_SCENARIO, "trivial.toml", seed)
+        bare = (time.perf_counter() - start) / runs
+        results.append(Measurement("trivial run alone (core)", bare * 1e6, "us/run", f"{runs:,} runs, one thread"))
+        setups = [("threads", 1, False), ("threads", 1, True), ("threads", 2, False)]
+        if dask:
+            setups += [("dask local", 1, False), ("dask local", 2, False)]
+        for kind, n, series in setups:
+            walls = []
+            for count in (1, runs):  # the 1-run sweep's wall is the fixed cost (start-up, tables)
+                start = time.perf_counter()
+                experiment_run.run_experiment(root / f"{series}-{count}.toml", root / f"{kind}-{n}-{series}-{count}",
+                                              jobs=n if kind == "threads" else None,
+                                              dask=f"local:{n}" if kind != "threads" else None)
+                walls.append(time.perf_counter() - start)
+            per_run = (walls[1] - walls[0]) / (runs - 1)
+            what = f"sweep, {kind} ×{n}{', with time series' if series else ''}"
+            detail = (f"{runs:,} runs in {walls[1]:.1f} s, {walls[0]:.1f} s of it fixed; "
+                      + (f"overhead {(per_run - bare) * 1e6:,.0f} us/run over the core alone" if n == 1
+                         else "2 workers on a machine of " + str(os.cpu_count()) + " CPUs"))
+            results.append(Measurement(what, 1 / per_run, "runs/s", detail))
+    return results
+
+
+def run_benchmarks(*, full: bool = False, repeats: int = 5, jobs: int | None = None, dumbbell: bool = False,
+                   sweep_runs: int = 0) -> list[Measurement]:
     results = [bench_event_queue(), *bench_wipemu_run(repeats)]
     if dumbbell:
         results.extend(bench_dumbbell())
+    if sweep_runs:
+        results.extend(bench_sweep(sweep_runs))
     if full:
         results.append(bench_reproduce(jobs))
     return results

@@ -279,8 +279,10 @@ def _reproduction_text(rep: Any) -> str:
               help="Benchmark the real-time emulator instead (needs root): all parts, or a comma list of "
                    "linerate,delay,table2,throughput,cpu,idle,timing,own.")
 @click.option("--quick", is_flag=True, help="With --emu: shorter runs (a look, not figures to quote).")
+@click.option("--sweep", "sweep_runs", is_flag=False, flag_value=2000, default=0, type=click.IntRange(0), metavar="[RUNS]",
+              help="Also measure `airlink sweep`'s overhead per run and 1-to-2 worker scaling (default 2000 runs).")
 def bench(as_json: bool, full: bool, repeats: int, jobs: int | None, dumbbell: bool, emu_parts: str | None,
-          quick: bool) -> None:
+          quick: bool, sweep_runs: int) -> None:
     """Measure event rates, WIPEMU run times and packet rates on this machine (--emu: the emulator's figures)."""
     if emu_parts is not None:
         from airlink import emubench
@@ -296,7 +298,7 @@ def bench(as_json: bool, full: bool, repeats: int, jobs: int | None, dumbbell: b
         return
     from airlink import bench as benchmarks
 
-    results = benchmarks.run_benchmarks(full=full, repeats=repeats, jobs=jobs, dumbbell=dumbbell)
+    results = benchmarks.run_benchmarks(full=full, repeats=repeats, jobs=jobs, dumbbell=dumbbell, sweep_runs=sweep_runs)
     click.echo(benchmarks.to_json(results) if as_json else benchmarks.format_table(results))
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -34,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from airlink import stats
-from airlink.atomic import FolderExistsError, _pid_alive, atomic_folder
+from airlink.atomic import FolderExistsError, _pid_alive
 from airlink.results import SUMMARY, make_manifest, write_json
 from airlink.results import MANIFEST as RUN_MANIFEST
 from airlink.version import version
@@ -106,10 +107,13 @@ class Store:
 
     def _sweep_temporaries(self) -> None:
         """Removes temporary files of killed writers (their pid is part of the name)."""
-        for tmp in [*self.runs.glob(".*.tmp"), *self.root.glob(".*.tmp")]:
+        for tmp in [*self.runs.glob(".*.tmp"), *self.root.glob(".*.tmp"), *self.root.glob("series/.*.tmp")]:
             pid = tmp.name.rsplit(".", 2)[-2].split("-")[0]
             if pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
-                tmp.unlink(missing_ok=True)
+                if tmp.is_dir():
+                    shutil.rmtree(tmp, ignore_errors=True)
+                else:
+                    tmp.unlink(missing_ok=True)
 
     def record_path(self, key: str) -> Path:
         return self.runs / f"{key}.json"
@@ -135,11 +139,18 @@ class Store:
         manifest = make_manifest(version=version(), scenario_name=summary["scenario"], source="sweep",
                                  seed=record["seed"], overrides=[f"{k}={v}" for k, v in record["params"]],
                                  resolved_scenario=resolved, completed=summary["completed"], command=[])
-        with atomic_folder(self.series_path(record["key"]), replace=True) as tmp:
-            for name, data in series.items():
-                (tmp / f"{name}.parquet").write_bytes(data)
-            (tmp / SUMMARY).write_text(json.dumps(summary), encoding="utf-8")
-            write_json(tmp / RUN_MANIFEST, manifest)
+        # Written beside and renamed, as a record: no lock (a key is written by one thread at a
+        # time, and a lock costs more than the run of a small scenario).
+        final = self.series_path(record["key"])
+        tmp = final.parent / f".{final.name}.{os.getpid()}-{threading.get_ident()}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        for name, data in series.items():
+            (tmp / f"{name}.parquet").write_bytes(data)
+        (tmp / SUMMARY).write_text(json.dumps(summary), encoding="utf-8")
+        write_json(tmp / RUN_MANIFEST, manifest)
+        shutil.rmtree(final, ignore_errors=True)  # the series of a failed record's earlier attempt
+        os.replace(tmp, final)
 
     def write_tables(self, frames: Mapping[str, pd.DataFrame]) -> None:
         for name, frame in frames.items():
