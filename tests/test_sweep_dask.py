@@ -94,7 +94,7 @@ def test_cli_refuses_jobs_with_dask_and_a_bad_address(tmp_path: Path, airlink_cl
     assert not (tmp_path / "exp.sweep").exists()
 
 
-def test_sweep_benchmark_reports_each_setup(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sweep_benchmark_reports_each_setup() -> None:
     from airlink import bench
 
     rows = bench.bench_sweep(runs=5, dask=False)  # figures are reported, never judged
