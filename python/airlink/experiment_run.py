@@ -16,7 +16,7 @@ import sys
 import tempfile
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -162,22 +162,28 @@ class _Threads:
     def __init__(self, jobs: int | None) -> None:
         self.pool = ThreadPoolExecutor(max_workers=jobs or default_jobs())
         self.cancel = threading.Event()
+        self.futures: list[Any] = []
 
-    def submit(self, exp: ex.Experiment, store: Store, config: ex.Config, rep: int) -> Any:
-        return self.pool.submit(lambda: _keep(store, config, run_task(_task(exp, config, rep), self.cancel)))
+    def run(self, exp: ex.Experiment, store: Store, todo: list[tuple[ex.Config, int]]) -> Iterator[dict[str, Any]]:
+        """The records of ``todo``'s runs, stored, in the order they finish."""
+        self.futures = [self.pool.submit(lambda c=c, r=r: _keep(store, c, run_task(_task(exp, c, r), self.cancel)))
+                        for c, r in todo]
+        for future in as_completed(self.futures):
+            yield future.result()
 
-    def completed(self, futures: Iterable[Any]) -> Iterator[tuple[Any, dict[str, Any]]]:
-        for future in as_completed(futures):
-            yield future, future.result()
-
-    def stop(self, futures: Iterable[Any]) -> None:
+    def stop(self) -> None:
         # Ctrl-C or SIGTERM: drop what has not started and stop what runs (as sweep.run_many).
         self.cancel.set()
-        for f in futures:
+        for f in self.futures:
             f.cancel()
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def run_batch(tasks: list[Task]) -> list[dict[str, Any]]:
+    """Several runs in one Dask task: a scheduler round trip costs more than a small run."""
+    return [run_task(t) for t in tasks]
 
 
 class _Dask:
@@ -185,10 +191,12 @@ class _Dask:
     worker processes started here. Tasks carry their inputs' bytes and return their time series,
     and this process writes the store: workers need no filesystem in common with it."""
 
+    BATCHES_PER_WORKER = 4  # enough batches to balance the load, few enough to amortise the overhead
+    MAX_BATCH = 64
+
     def __init__(self, address: str) -> None:
         from distributed import Client, LocalCluster
 
-        self._stores: dict[str, tuple[Store, ex.Config]] = {}
         self.cluster = None
         if address.startswith("local:"):
             n = int(address.removeprefix("local:"))
@@ -197,22 +205,23 @@ class _Dask:
             self.client = Client(self.cluster)
         else:
             self.client = Client(address)
+        self.futures: list[Any] = []
 
-    def submit(self, exp: ex.Experiment, store: Store, config: ex.Config, rep: int) -> Any:
-        future = self.client.submit(run_task, _task(exp, config, rep, ship=True), pure=False,
-                                    key=f"airlink-run-{exp.run_key(config, rep)}-{uuid.uuid4().hex[:8]}")
-        self._stores[future.key] = (store, config)
-        return future
-
-    def completed(self, futures: Iterable[Any]) -> Iterator[tuple[Any, dict[str, Any]]]:
+    def run(self, exp: ex.Experiment, store: Store, todo: list[tuple[ex.Config, int]]) -> Iterator[dict[str, Any]]:
         from distributed import as_completed as dask_completed
 
-        for future in dask_completed(list(futures)):
-            store, config = self._stores.pop(future.key)
-            yield future, _keep(store, config, future.result())
+        workers = max(1, sum(w.get("nthreads", 1) for w in self.client.scheduler_info()["workers"].values()))
+        size = max(1, min(self.MAX_BATCH, len(todo) // (workers * self.BATCHES_PER_WORKER)))
+        configs = {c.index: c for c, _ in todo}
+        self.futures = [self.client.submit(run_batch, [_task(exp, c, r, ship=True) for c, r in todo[i:i + size]],
+                                           pure=False, key=f"airlink-runs-{uuid.uuid4().hex}")
+                        for i in range(0, len(todo), size)]
+        for future in dask_completed(self.futures):
+            for record in future.result():
+                yield _keep(store, configs[record["config"]], record)
 
-    def stop(self, futures: Iterable[Any]) -> None:
-        self.client.cancel(list(futures))
+    def stop(self) -> None:
+        self.client.cancel(self.futures)
 
     def close(self) -> None:
         self.client.close()
@@ -259,16 +268,15 @@ def run_experiment(experiment: ex.Experiment | str | Path, out: str | Path | Non
                 else:  # done by an earlier sweep: the same run, whatever its place in that grid
                     records[c.index, r] = _replanned(exp, old, c, r)
             bar.total += len(todo)
-            futures = {runner.submit(exp, store, c, r): (c.index, r) for c, r in todo}
             try:
-                for future, record in runner.completed(futures):
-                    records[futures[future]] = record
+                for record in runner.run(exp, store, todo):
+                    records[record["config"], record["rep"]] = record
                     failed += record["status"] == "failed"
                     bar.set_postfix_str(f"{failed} failed, {bar.total - bar.n - 1} to go", refresh=False)
                     bar.update()
             except BaseException:
                 # Ctrl-C or SIGTERM: finished runs are already stored, so a re-run resumes from them.
-                runner.stop(futures)
+                runner.stop()
                 raise
             if first_round:
                 ex.check_metrics_found(exp, list(records.values()))
