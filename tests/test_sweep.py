@@ -246,6 +246,8 @@ def test_kill_9_halfway_then_resume_gives_the_uninterrupted_table(tmp_path: Path
     assert len(list((killed / "runs").glob("*.json"))) == 30
     assert not resumed.duplicated(["config", "rep", "flow"]).any() and resumed["key"].nunique() == 30
     assert not list((killed / "runs").glob(".*"))  # the killed writer's temporary, if any, is gone
+    assert not list((killed / "series").glob(".*"))  # and so is a half-written time series folder
+    assert sorted(p.name for p in (killed / "series").iterdir()) == sorted(resumed["key"].unique())
 
 
 # --- the store refuses what it cannot read -----------------------------------------------------

@@ -96,45 +96,59 @@ rate = "1 Mbit/s"
 """
 
 
+def _timed_sweep(root: Path, scenario: Path, count: int, kind: str, n: int, series: bool) -> float:
+    """The wall time of a sweep of ``count`` repetitions of ``scenario`` into a new store."""
+    from airlink import experiment_run
+
+    name = f"{scenario.stem}-{kind}-{n}-{series}-{count}"
+    (root / f"{name}.toml").write_text(
+        f'[experiment]\nscenario = "{scenario}"\nseries = {str(series).lower()}\n'
+        f'metrics = ["flows.*.goodput_bps"]\n[repetitions]\ncount = {count}\n', encoding="utf-8")
+    start = time.perf_counter()
+    experiment_run.run_experiment(root / f"{name}.toml", root / name, jobs=n if kind == "threads" else None,
+                                  dask=f"local:{n}" if kind == "dask" else None)
+    return time.perf_counter() - start
+
+
 def bench_sweep(runs: int = 2000, dask: bool = True) -> list[Measurement]:
-    """``airlink sweep``'s overhead per run on a trivial scenario over ``runs`` runs (records,
-    resume look-ups, metrics, tables), with and without time series, and its scaling from 1 to 2
-    local threads and (``dask``) 1 to 2 Dask worker processes."""
-    from airlink import experiment_run, stats
+    """``airlink sweep``'s overhead per run (records, resume look-ups, metrics, tables; with and
+    without time series) over ``runs`` runs of a trivial scenario, and its scaling from 1 to 2
+    local threads and (``dask``) Dask worker processes on ``runs // 10`` runs of a real one
+    (scenarios/transport/pipe.toml). Fixed costs (start-up, a LocalCluster's start) are measured
+    with a 1-run sweep and left out of the per-run figures."""
+    from airlink import stats
 
     stats.t_quantile(3)  # imports scipy.stats (2 s): a cost of the process, not of a run
     results = []
+    kinds = ["threads", "dask"] if dask else ["threads"]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        (root / "trivial.toml").write_text(TRIVIAL_SCENARIO, encoding="utf-8")
-        for series in (False, True):
-            for count in (1, runs):
-                (root / f"{series}-{count}.toml").write_text(
-                    f'[experiment]\nscenario = "trivial.toml"\nseries = {str(series).lower()}\n'
-                    f'metrics = ["flows.*.goodput_bps"]\n[repetitions]\ncount = {count}\n', encoding="utf-8")
+        trivial = root / "trivial.toml"
+        trivial.write_text(TRIVIAL_SCENARIO, encoding="utf-8")
         start = time.perf_counter()
         for seed in range(runs):
             _core.run_summary(TRIVIAL_SCENARIO, "trivial.toml", seed)
         bare = (time.perf_counter() - start) / runs
         results.append(Measurement("trivial run alone (core)", bare * 1e6, "us/run", f"{runs:,} runs, one thread"))
-        setups = [("threads", 1, False), ("threads", 1, True), ("threads", 2, False)]
-        if dask:
-            setups += [("dask local", 1, False), ("dask local", 2, False)]
-        for kind, n, series in setups:
-            walls = []
-            for count in (1, runs):  # the 1-run sweep's wall is the fixed cost (start-up, tables)
-                start = time.perf_counter()
-                experiment_run.run_experiment(root / f"{series}-{count}.toml", root / f"{kind}-{n}-{series}-{count}",
-                                              jobs=n if kind == "threads" else None,
-                                              dask=f"local:{n}" if kind != "threads" else None)
-                walls.append(time.perf_counter() - start)
+
+        def per_run(scenario: Path, count: int, kind: str, n: int, series: bool) -> tuple[float, str]:
+            fixed = _timed_sweep(root, scenario, 1, kind, n, series)
+            wall = _timed_sweep(root, scenario, count, kind, n, series)
             # too few runs to see past the fixed cost's noise: the whole wall per run instead
-            per_run = (walls[1] - walls[0]) / (runs - 1) if walls[1] > 2 * walls[0] else walls[1] / runs
-            what = f"sweep, {kind} ×{n}{', with time series' if series else ''}"
-            detail = (f"{runs:,} runs in {walls[1]:.1f} s, {walls[0]:.1f} s of it fixed; "
-                      + (f"overhead {(per_run - bare) * 1e6:,.0f} us/run over the core alone" if n == 1
-                         else "2 workers on a machine of " + str(os.cpu_count()) + " CPUs"))
-            results.append(Measurement(what, 1 / per_run, "runs/s", detail))
+            each = (wall - fixed) / (count - 1) if wall > 2 * fixed else wall / count
+            return each, f"{count:,} runs in {wall:.1f} s, {fixed:.1f} s of it fixed"
+
+        for kind, series in [("threads", False), ("threads", True), *[(k, False) for k in kinds[1:]]]:
+            each, detail = per_run(trivial, runs, kind, 1, series)
+            results.append(Measurement(f"sweep overhead, {kind} ×1{', with time series' if series else ''}",
+                                       (each - bare) * 1e6, "us/run", f"{detail}; {1 / each:,.0f} runs/s"))
+        pipe = scenario_dir() / "transport" / "pipe.toml"
+        count = max(runs // 10, 2)
+        for kind in kinds:
+            one, _ = per_run(pipe, count, kind, 1, False)
+            two, detail = per_run(pipe, count, kind, 2, False)
+            results.append(Measurement(f"sweep of pipe.toml, {kind} ×1 → ×2", one / two, "x faster",
+                                       f"{1 / one:,.1f} → {1 / two:,.1f} runs/s; ×2: {detail}; {os.cpu_count()} CPUs"))
     return results
 
 
