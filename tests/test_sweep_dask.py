@@ -100,5 +100,5 @@ def test_sweep_benchmark_reports_each_setup() -> None:
     rows = bench.bench_sweep(runs=5, dask=False)  # figures are reported, never judged
     assert [r.name for r in rows] == ["trivial run alone (core)", "sweep overhead, threads ×1",
                                       "sweep overhead, threads ×1, with time series",
-                                      "sweep of pipe.toml, threads ×1 → ×2"]
+                                      "sweep of WIPEMU runs, threads ×1 → ×2"]
     assert rows[0].value > 0 and rows[3].value > 0 and "5 runs in" in rows[1].detail

@@ -113,8 +113,8 @@ def _timed_sweep(root: Path, scenario: Path, count: int, kind: str, n: int, seri
 def bench_sweep(runs: int = 2000, dask: bool = True) -> list[Measurement]:
     """``airlink sweep``'s overhead per run (records, resume look-ups, metrics, tables; with and
     without time series) over ``runs`` runs of a trivial scenario, and its scaling from 1 to 2
-    local threads and (``dask``) Dask worker processes on ``runs // 10`` runs of a real one
-    (scenarios/transport/pipe.toml). Fixed costs (start-up, a LocalCluster's start) are measured
+    local threads and (``dask``) Dask worker processes on ``runs // 40`` runs of a real one
+    (scenarios/wipemu/adaptive.toml, about 0.1 s each). Fixed costs (start-up, a LocalCluster's start) are measured
     with a 1-run sweep and left out of the per-run figures."""
     from airlink import stats
 
@@ -142,12 +142,12 @@ def bench_sweep(runs: int = 2000, dask: bool = True) -> list[Measurement]:
             each, detail = per_run(trivial, runs, kind, 1, series)
             results.append(Measurement(f"sweep overhead, {kind} ×1{', with time series' if series else ''}",
                                        (each - bare) * 1e6, "us/run", f"{detail}; {1 / each:,.0f} runs/s"))
-        pipe = scenario_dir() / "transport" / "pipe.toml"
-        count = max(runs // 10, 2)
+        wipemu = scenario_dir() / "wipemu" / "adaptive.toml"
+        count = max(runs // 40, 2)
         for kind in kinds:
-            one, _ = per_run(pipe, count, kind, 1, False)
-            two, detail = per_run(pipe, count, kind, 2, False)
-            results.append(Measurement(f"sweep of pipe.toml, {kind} ×1 → ×2", one / two, "x faster",
+            one, _ = per_run(wipemu, count, kind, 1, False)
+            two, detail = per_run(wipemu, count, kind, 2, False)
+            results.append(Measurement(f"sweep of WIPEMU runs, {kind} ×1 → ×2", one / two, "x faster",
                                        f"{1 / one:,.1f} → {1 / two:,.1f} runs/s; ×2: {detail}; {os.cpu_count()} CPUs"))
     return results
 
