@@ -140,8 +140,9 @@ def _minmax_png(path: Path, metrics: pd.DataFrame, metric: str, labels: dict[int
 
 def _cdf(ax: Any, values: Sequence[float], label: str) -> None:
     xs = np.sort(np.asarray([v for v in values if not math.isnan(v)], dtype=float))
-    if len(xs):
-        ax.step(xs, np.arange(1, len(xs) + 1) / len(xs), where="post", label=f"{label} (n={len(xs)})")
+    if len(xs):  # from 0 at the smallest value up to 1 at the largest
+        ax.step(np.concatenate([xs[:1], xs]), np.arange(len(xs) + 1) / len(xs), where="post",
+                label=f"{label} (n={len(xs)})")
 
 
 def _cdf_png(path: Path, groups: Sequence[tuple[str, Sequence[float]]], x_label: str, title: str,
