@@ -583,8 +583,11 @@ def sweep(experiment: Path, out: Path | None, jobs: int | None, dask: str | None
             raise click.BadParameter("--jobs is for local runs; a Dask cluster has its own workers", param_hint="--jobs")
         try:
             experiment_run.parse_dask(dask)
+            import distributed  # noqa: F401
         except ValueError as e:
             raise click.BadParameter(str(e), param_hint="--dask") from None
+        except ImportError:
+            raise click.BadParameter("needs dask.distributed: pip install 'airlink[cluster]'", param_hint="--dask") from None
     exp = ex.load_experiment(experiment)
     click.echo(ex.describe(exp), err=True)
     root = experiment_run.run_experiment(exp, out, jobs=jobs, dask=dask, progress=sys.stderr.isatty())
