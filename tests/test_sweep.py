@@ -202,12 +202,12 @@ def test_a_run_that_raises_is_retried_then_recorded(tmp_path: Path, monkeypatch:
     attempts: dict[tuple[int, str], int] = {}
     real = experiment_run._run
 
-    def run(text: str, source: str, seed: int, overrides: list[str], cancel: object) -> str:
+    def run(text: str, source: str, seed: int, overrides: list[str], cancel: object, series: bool):
         key = (seed, overrides[0])
         attempts[key] = attempts.get(key, 0) + 1
         if (seed == flaky and attempts[key] == 1) or (seed == broken and overrides[0].endswith("0.01")):
             raise RuntimeError(f"injected failure {attempts[key]}")
-        return real(text, source, seed, overrides, cancel)
+        return real(text, source, seed, overrides, cancel, series)
 
     monkeypatch.setattr(experiment_run, "_run", run)
     runs = airlink.sweep(path, tmp_path / "out", jobs=2)
@@ -246,6 +246,8 @@ def test_kill_9_halfway_then_resume_gives_the_uninterrupted_table(tmp_path: Path
     assert len(list((killed / "runs").glob("*.json"))) == 30
     assert not resumed.duplicated(["config", "rep", "flow"]).any() and resumed["key"].nunique() == 30
     assert not list((killed / "runs").glob(".*"))  # the killed writer's temporary, if any, is gone
+    assert not list((killed / "series").glob(".*"))  # and so is a half-written time series folder
+    assert sorted(p.name for p in (killed / "series").iterdir()) == sorted(resumed["key"].unique())
 
 
 # --- the store refuses what it cannot read -----------------------------------------------------
@@ -268,7 +270,7 @@ def test_foreign_and_old_stores_are_refused(tmp_path: Path) -> None:
         with pytest.raises(store.StoreError, match=message):
             airlink.sweep(path, out)
     (out / "manifest.json").write_text(json.dumps({**manifest, "format": 99}))
-    with pytest.raises(store.StoreError, match="reads format 1 only"):
+    with pytest.raises(store.StoreError, match="reads format 2 only"):
         airlink.load(out)
 
 
@@ -287,7 +289,7 @@ def test_an_interrupted_sweep_stops_its_running_runs_and_stores_no_failure(tmp_p
     path = write_experiment(tmp_path, '[vary]\n"downlink.pipe.loss" = [0.0, 0.01]\n[repetitions]\ncount = 2\n')
     saw_cancel: list[bool] = []
 
-    def run(text: str, source: str, seed: int, overrides: list[str], cancel) -> str:
+    def run(text: str, source: str, seed: int, overrides: list[str], cancel, series: bool) -> str:
         if overrides[0].endswith("=0.0") and seed == ex.load_experiment(path).run_seed(0):
             time.sleep(0.2)  # let the other worker enter its run
             raise KeyboardInterrupt

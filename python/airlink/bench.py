@@ -83,10 +83,82 @@ def bench_dumbbell(seconds: int = 100) -> list[Measurement]:
     return results
 
 
-def run_benchmarks(*, full: bool = False, repeats: int = 5, jobs: int | None = None, dumbbell: bool = False) -> list[Measurement]:
+#: A run that does almost nothing (one small UDP stream for 100 ms): what a sweep costs beyond it
+#: is the machinery's overhead per run.
+TRIVIAL_SCENARIO = """name = "trivial"
+stop = "100 ms"
+[downlink.pipe]
+rate = "10 Mbit/s"
+delay = "5 ms"
+[[flow]]
+protocol = "udp"
+rate = "1 Mbit/s"
+"""
+
+
+def _timed_sweep(root: Path, scenario: Path, count: int, kind: str, n: int, series: bool) -> float:
+    """The wall time of a sweep of ``count`` repetitions of ``scenario`` into a new store."""
+    from airlink import experiment_run
+
+    name = f"{scenario.stem}-{kind}-{n}-{series}-{count}"
+    (root / f"{name}.toml").write_text(
+        f'[experiment]\nscenario = "{scenario}"\nseries = {str(series).lower()}\n'
+        f'metrics = ["flows.*.goodput_bps"]\n[repetitions]\ncount = {count}\n', encoding="utf-8")
+    start = time.perf_counter()
+    experiment_run.run_experiment(root / f"{name}.toml", root / name, jobs=n if kind == "threads" else None,
+                                  dask=f"local:{n}" if kind == "dask" else None)
+    return time.perf_counter() - start
+
+
+def bench_sweep(runs: int = 2000, dask: bool = True) -> list[Measurement]:
+    """``airlink sweep``'s overhead per run (records, resume look-ups, metrics, tables; with and
+    without time series) over ``runs`` runs of a trivial scenario, and its scaling from 1 to 2
+    local threads and (``dask``) Dask worker processes on ``runs // 40`` runs of a real one
+    (scenarios/wipemu/adaptive.toml, about 0.1 s each). Fixed costs (start-up, a LocalCluster's start) are measured
+    with a 1-run sweep and left out of the per-run figures."""
+    from airlink import stats
+
+    stats.t_quantile(3)  # imports scipy.stats (2 s): a cost of the process, not of a run
+    results = []
+    kinds = ["threads", "dask"] if dask else ["threads"]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        trivial = root / "trivial.toml"
+        trivial.write_text(TRIVIAL_SCENARIO, encoding="utf-8")
+        start = time.perf_counter()
+        for seed in range(runs):
+            _core.run_summary(TRIVIAL_SCENARIO, "trivial.toml", seed)
+        bare = (time.perf_counter() - start) / runs
+        results.append(Measurement("trivial run alone (core)", bare * 1e6, "us/run", f"{runs:,} runs, one thread"))
+
+        def per_run(scenario: Path, count: int, kind: str, n: int, series: bool) -> tuple[float, str]:
+            fixed = _timed_sweep(root, scenario, 1, kind, n, series)
+            wall = _timed_sweep(root, scenario, count, kind, n, series)
+            # too few runs to see past the fixed cost's noise: the whole wall per run instead
+            each = (wall - fixed) / (count - 1) if wall > 2 * fixed else wall / count
+            return each, f"{count:,} runs in {wall:.1f} s, {fixed:.1f} s of it fixed"
+
+        for kind, series in [("threads", False), ("threads", True), *[(k, False) for k in kinds[1:]]]:
+            each, detail = per_run(trivial, runs, kind, 1, series)
+            results.append(Measurement(f"sweep overhead, {kind} ×1{', with time series' if series else ''}",
+                                       (each - bare) * 1e6, "us/run", f"{detail}; {1 / each:,.0f} runs/s"))
+        wipemu = scenario_dir() / "wipemu" / "adaptive.toml"
+        count = max(runs // 40, 2)
+        for kind in kinds:
+            one, _ = per_run(wipemu, count, kind, 1, False)
+            two, detail = per_run(wipemu, count, kind, 2, False)
+            results.append(Measurement(f"sweep of WIPEMU runs, {kind} ×1 → ×2", one / two, "x faster",
+                                       f"{1 / one:,.1f} → {1 / two:,.1f} runs/s; ×2: {detail}; {os.cpu_count()} CPUs"))
+    return results
+
+
+def run_benchmarks(*, full: bool = False, repeats: int = 5, jobs: int | None = None, dumbbell: bool = False,
+                   sweep_runs: int = 0) -> list[Measurement]:
     results = [bench_event_queue(), *bench_wipemu_run(repeats)]
     if dumbbell:
         results.extend(bench_dumbbell())
+    if sweep_runs:
+        results.extend(bench_sweep(sweep_runs))
     if full:
         results.append(bench_reproduce(jobs))
     return results

@@ -279,8 +279,10 @@ def _reproduction_text(rep: Any) -> str:
               help="Benchmark the real-time emulator instead (needs root): all parts, or a comma list of "
                    "linerate,delay,table2,throughput,cpu,idle,timing,own.")
 @click.option("--quick", is_flag=True, help="With --emu: shorter runs (a look, not figures to quote).")
+@click.option("--sweep", "sweep_runs", is_flag=False, flag_value=2000, default=0, type=click.IntRange(0), metavar="[RUNS]",
+              help="Also measure `airlink sweep`'s overhead per run and 1-to-2 worker scaling (default 2000 runs).")
 def bench(as_json: bool, full: bool, repeats: int, jobs: int | None, dumbbell: bool, emu_parts: str | None,
-          quick: bool) -> None:
+          quick: bool, sweep_runs: int) -> None:
     """Measure event rates, WIPEMU run times and packet rates on this machine (--emu: the emulator's figures)."""
     if emu_parts is not None:
         from airlink import emubench
@@ -296,7 +298,7 @@ def bench(as_json: bool, full: bool, repeats: int, jobs: int | None, dumbbell: b
         return
     from airlink import bench as benchmarks
 
-    results = benchmarks.run_benchmarks(full=full, repeats=repeats, jobs=jobs, dumbbell=dumbbell)
+    results = benchmarks.run_benchmarks(full=full, repeats=repeats, jobs=jobs, dumbbell=dumbbell, sweep_runs=sweep_runs)
     click.echo(benchmarks.to_json(results) if as_json else benchmarks.format_table(results))
 
 
@@ -564,20 +566,72 @@ def validate_tcp(quick: bool, preset: str | None, seed: int, seconds: float | No
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Result store (default: <experiment name>.sweep); a re-run resumes it.")
 @click.option("--jobs", type=click.IntRange(1), help="Parallel runs (default: the number of CPUs).")
-def sweep(experiment: Path, out: Path | None, jobs: int | None) -> None:
+@click.option("--dask", metavar="ADDRESS",
+              help="Run on a Dask cluster: a scheduler ADDRESS (tcp://host:8786), or local:N for N worker processes here.")
+def sweep(experiment: Path, out: Path | None, jobs: int | None, dask: str | None) -> None:
     """Run an EXPERIMENT file (a scenario, parameters to vary, metrics, repetitions) into a store.
 
-    The store holds runs.parquet (a row per run and flow), metrics.parquet, summary.parquet and
-    manifest.json. Done runs are skipped, so an interrupted sweep resumes where it stopped.
+    The store holds runs.parquet (a row per run and flow), metrics.parquet, summary.parquet,
+    paired.parquet and differences.parquet (with a reference), each run's time series under
+    series/, and manifest.json. Done runs are skipped, so an interrupted sweep resumes where it stopped.
     """
     from airlink import experiment as ex
     from airlink import experiment_run, store
 
+    if dask is not None:
+        if jobs is not None:
+            raise click.BadParameter("--jobs is for local runs; a Dask cluster has its own workers", param_hint="--jobs")
+        try:
+            experiment_run.parse_dask(dask)
+            import distributed  # noqa: F401
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--dask") from None
+        except ImportError:
+            raise click.BadParameter("needs dask.distributed: pip install 'airlink[cluster]'", param_hint="--dask") from None
     exp = ex.load_experiment(experiment)
     click.echo(ex.describe(exp), err=True)
-    root = experiment_run.run_experiment(exp, out, jobs=jobs, progress=sys.stderr.isatty())
+    root = experiment_run.run_experiment(exp, out, jobs=jobs, dask=dask, progress=sys.stderr.isatty())
     click.echo(store.format_summary(store.load(root, "summary"), list(exp.parameters)))
     click.echo(f"results: {root}")
+
+
+@cli.command()
+@click.argument("results", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Report folder (default: RESULTS/report, replaced each time).")
+@click.option("--run", "runs", multiple=True, metavar="KEY", help="A run to draw the time series of (repeatable).")
+@click.option("--force", is_flag=True, help="Replace an existing --out folder.")
+def report(results: Path, out: Path | None, runs: tuple[str, ...], force: bool) -> None:
+    """Write the HTML report of a sweep's store RESULTS: index.html, PNG figures, CSV tables.
+
+    Means with 95 % intervals, each metric against a swept parameter, min/max/mean bars, CDFs
+    across runs and pooled over flows, paired differences against the reference, and time series
+    of chosen runs with pointwise means across repetitions.
+    """
+    from airlink import report as rp
+
+    click.echo(f"report: {rp.write_report(results, out, runs=runs, replace=force)}")
+
+
+@cli.command()
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="PNG file (default: RUN/timeseries.png for one run, timeseries.png for several).")
+def plot(runs: tuple[Path, ...], out: Path | None) -> None:
+    """Draw the time series of one or several RUNS (results folders of `run`, `emulate` or a
+    sweep's STORE/series/KEY): throughput, cwnd or rate, RTT, queue, losses and link state."""
+    from airlink import plots
+    from airlink.results import ResultsError, read_results
+
+    try:
+        results = [(p.name, read_results(p)) for p in runs]
+    except ResultsError as e:
+        raise click.ClickException(str(e)) from None
+    out = out or (runs[0] / "timeseries.png" if len(runs) == 1 else Path("timeseries.png"))
+    title = " vs ".join(f"{r.summary.get('scenario', p)} seed {r.manifest.get('seed')} ({r.manifest.get('mode')})"
+                        for p, r in results)
+    plots.runs_png(out, results, title)
+    click.echo(f"plot: {out}")
 
 
 @cli.command()

@@ -7,6 +7,8 @@ An experiment is a TOML file (parsed with the standard library's ``tomllib``)::
     seed = 1                                         # seeds of repetition i are common to all configurations
     metrics = ["flows.*.goodput_bps"]                # summary paths; flows.* is averaged per flow class
     flow_class = "protocol"                          # the flow field that names a class
+    reference = { "flow.0.congestion" = "reno" }     # paired differences against this configuration
+    series = true                                    # keep each run's time series (flows, links, ...)
 
     [vary]                                           # crossed: every combination
     "downlink.pipe.loss" = [0.0, 0.01]
@@ -22,6 +24,11 @@ An experiment is a TOML file (parsed with the standard library's ``tomllib``)::
     min = 3
     max = 30
     metrics = ["flows.*.goodput_bps"]                # which metrics drive n (default: all)
+
+Every run also gets the derived metrics of ``DERIVED`` (system throughput, Jain's index, F_sys),
+computed once from its summary and stored with it. With a ``reference``, each configuration is
+paired with the one that differs only in the reference's parameters, repetition by repetition
+(common random numbers), and the store holds the differences with their intervals.
 
 Everything is validated before a run starts; errors name the file, line and column.
 """
@@ -74,6 +81,16 @@ class Config:
     params: tuple[tuple[str, Any], ...]
     overrides: tuple[str, ...]
     resolved: str
+    inputs: tuple[Input, ...] = ()
+
+
+@dataclass(frozen=True)
+class Input:
+    """A file a run reads (a trace): the scenario key naming it, its path and content hash."""
+
+    key: str
+    path: str
+    sha256: str
 
 
 @dataclass(frozen=True)
@@ -89,9 +106,21 @@ class Experiment:
     configs: tuple[Config, ...]
     repetitions: Repetitions
     input_hashes: dict[str, str] = field(default_factory=dict)
+    references: dict[int, int] = field(default_factory=dict)  # config -> its reference config
+    reference: tuple[tuple[str, Any], ...] = ()
+    series: bool = True
+    files: dict[str, bytes] = field(default_factory=dict, repr=False)  # the inputs' bytes, read once
 
     def run_seed(self, repetition: int) -> int:
         return run_seed(self.seed, repetition)
+
+    def run_key(self, config: Config, repetition: int) -> str:
+        return run_key(config.resolved, self.run_seed(repetition), config.inputs)
+
+    @property
+    def table_metrics(self) -> tuple[str, ...]:
+        """The metrics the tables hold: the experiment's, then the derived ones it did not name."""
+        return (*self.metrics, *(m for m in DERIVED if m not in self.metrics))
 
 
 def run_seed(experiment_seed: int, repetition: int) -> int:
@@ -101,9 +130,11 @@ def run_seed(experiment_seed: int, repetition: int) -> int:
     return int(state) >> 1  # 63 bits: a signed 64-bit column in Parquet holds it
 
 
-def run_key(resolved: str, seed: int) -> str:
-    """The store key of a run: a hash of its full resolved scenario and its seed."""
-    return hashlib.sha256(f"{resolved}\n# seed = {seed}\n".encode()).hexdigest()[:24]
+def run_key(resolved: str, seed: int, inputs: Sequence[Input] = ()) -> str:
+    """The store key of a run: a hash of its full resolved scenario, its seed and the content of
+    the files it reads (a changed trace is another run, though its path is the same)."""
+    files = "".join(f"# {i.key} sha256 = {i.sha256}\n" for i in inputs)
+    return hashlib.sha256(f"{resolved}\n# seed = {seed}\n{files}".encode()).hexdigest()[:24]
 
 
 def sha256_file(path: Path) -> str:
@@ -207,7 +238,54 @@ def _repetitions(table: Mapping[str, Any], metrics: Sequence[str], where: _Where
     return Repetitions(rule, precision=float(precision), min=low, max=high, metrics=tuple(driving))
 
 
-METRIC = re.compile(r"^(flows\.(\*|\d+)|links\.[^.]+)(\.[A-Za-z0-9_]+)+$|^[A-Za-z_][A-Za-z0-9_]*$")
+METRIC = re.compile(r"^(flows\.(\*|\d+)|links\.[^.]+)(\.[A-Za-z0-9_]+)+$|^[A-Za-z_][A-Za-z0-9_]*$"
+                    r"|^derived\.(system_goodput_bps|jain_index|f_sys)$")
+
+
+def _inputs(resolved: str, files: dict[str, bytes]) -> tuple[Input, ...]:
+    """The files a resolved scenario reads: every ``file = "path"`` (the trace of a trace link).
+    Each is read once, into ``files``: the bytes hashed are the bytes shipped to workers."""
+    found: list[Input] = []
+
+    def walk(node: Any, prefix: str) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k == "file" and isinstance(v, str):
+                    if v not in files:
+                        files[v] = Path(v).read_bytes()
+                    found.append(Input(f"{prefix}{k}", v, hashlib.sha256(files[v]).hexdigest()))
+                else:
+                    walk(v, f"{prefix}{k}.")
+
+    walk(tomllib.loads(resolved), "")
+    return tuple(found)
+
+
+def _reference(head: Mapping[str, Any], points: Sequence[tuple[tuple[str, Any], ...]], where: _Where
+               ) -> tuple[tuple[tuple[str, Any], ...], dict[int, int]]:
+    """The reference's parameter values and, for every other configuration, the index of the
+    configuration that differs from it only in those parameters."""
+    ref = head.get("reference")
+    if ref is None:
+        return (), {}
+    values = {k: [v for p in points for kk, v in p if kk == k] for k, _ in points[0]}
+    if not isinstance(ref, dict) or not ref:
+        raise where.error("experiment.reference is a table of swept parameters and their reference values, "
+                          'such as { "flow.0.congestion" = "reno" }', "reference")
+    for k, v in ref.items():
+        if k not in values:
+            raise where.error(f"experiment.reference: {k!r} is not a swept parameter; those are "
+                              f"{', '.join(values) or 'none'}", "reference")
+        if v not in values[k]:
+            raise where.error(f"experiment.reference: {k} = {v!r} is not one of its values {sorted(set(map(str, values[k])))}",
+                              "reference")
+    index = {p: i for i, p in enumerate(points)}
+    pairs = {}
+    for i, p in enumerate(points):
+        target = tuple((k, ref.get(k, v)) for k, v in p)
+        if target != p and target in index:
+            pairs[i] = index[target]
+    return tuple(ref.items()), pairs
 
 
 def load_experiment(path: str | Path) -> Experiment:
@@ -231,7 +309,7 @@ def load_experiment(path: str | Path) -> Experiment:
     head = doc.get("experiment")
     if not isinstance(head, dict) or "scenario" not in head:
         raise where.error("[experiment] with a scenario = \"path\" is required", "experiment")
-    if unknown := sorted(set(head) - {"scenario", "seed", "metrics", "flow_class"}):
+    if unknown := sorted(set(head) - {"scenario", "seed", "metrics", "flow_class", "reference", "series"}):
         raise where.error(f"unknown key {unknown[0]!r} in [experiment]", unknown[0])
     scenario_path = (path.parent / head["scenario"]).resolve()
     try:
@@ -257,8 +335,12 @@ def load_experiment(path: str | Path) -> Experiment:
     if not points:
         raise where.error("the grid is empty", "vary")
     repetitions = _repetitions(doc.get("repetitions", {}), metrics, where)
+    reference, references = _reference(head, points, where)
+    series = head.get("series", True)
+    if not isinstance(series, bool):
+        raise where.error(f"experiment.series is true or false, got {series!r}", "series")
 
-    configs = []
+    configs, files = [], {}
     for index, params in enumerate(points):
         overrides = tuple(f"{k}={_override_value(v)}" for k, v in params)
         try:
@@ -266,13 +348,19 @@ def load_experiment(path: str | Path) -> Experiment:
         except _core.ScenarioError as e:
             names = [k for k, _ in params if f"--set {k}=" in str(e)] or ["vary"]
             raise where.error(f"{e}", *names) from None
-        configs.append(Config(index, params, overrides, resolved))
+        try:
+            inputs = _inputs(resolved, files)
+        except OSError as e:
+            raise where.error(f"cannot read input file {e.filename!r}: {e.strerror}", "scenario") from None
+        configs.append(Config(index, params, overrides, resolved, inputs))
     parameters = tuple(k for k, _ in points[0])
+    hashes = {str(path.resolve()): sha256_file(path), str(scenario_path): sha256_file(scenario_path)}
+    hashes.update({i.path: i.sha256 for c in configs for i in c.inputs})
     return Experiment(
         path=path, text=text, scenario_path=scenario_path, scenario_text=scenario_text, seed=seed,
         metrics=tuple(metrics), flow_class=flow_class, parameters=parameters, configs=tuple(configs),
-        repetitions=repetitions,
-        input_hashes={str(path.resolve()): sha256_file(path), str(scenario_path): sha256_file(scenario_path)},
+        repetitions=repetitions, input_hashes=hashes, references=references, reference=reference,
+        series=series, files=files,
     )
 
 
@@ -288,10 +376,27 @@ def _dig(node: Any, parts: Sequence[str]) -> float:
     return float(node) if isinstance(node, int | float) and not isinstance(node, bool) else math.nan
 
 
-def run_metrics(summary: Mapping[str, Any], metric: str, flow_class: str = "protocol") -> dict[str, float]:
+#: Per-run metrics derived from all flows' goodput: their sum, Jain's fairness index and the
+#: TCP-PF study's F_sys = (1/M)·Σ ln Γ_i, Γ_i in kbyte/s ([S2] eq. 21; -inf if a flow got nothing).
+DERIVED = ("derived.system_goodput_bps", "derived.jain_index", "derived.f_sys")
+
+
+def derived_metrics(summary: Mapping[str, Any]) -> dict[str, float]:
+    goodputs = [float(f["goodput_bps"]) for f in summary.get("flows", []) if f.get("goodput_bps") is not None]
+    if not goodputs:
+        return dict.fromkeys((m.split(".")[1] for m in DERIVED), math.nan)
+    return {"system_goodput_bps": math.fsum(goodputs), "jain_index": stats.jain_index(goodputs),
+            "f_sys": stats.proportional_fairness([g / 8000 for g in goodputs]).ln}
+
+
+def run_metrics(summary: Mapping[str, Any], metric: str, flow_class: str = "protocol",
+                derived: Mapping[str, float] | None = None) -> dict[str, float]:
     """One run's values of ``metric``: {class: value}. ``flows.*.X`` gives the mean of X over the
-    flows of each class; any other path gives one value under the class ``"all"``."""
+    flows of each class; ``derived.X`` one of ``derived`` (computed once per run); any other
+    path gives one value under the class ``"all"``."""
     parts = metric.split(".")
+    if parts[0] == "derived":
+        return {"all": (derived if derived is not None else derived_metrics(summary))[parts[1]]}
     if parts[0] == "flows" and parts[1] == "*":
         groups: dict[str, list[float]] = {}
         for flow in summary.get("flows", []):
@@ -386,4 +491,5 @@ def manifest_entry(exp: Experiment) -> dict[str, Any]:
     """The experiment as a store's manifest records it."""
     return {"file": str(exp.path.resolve()), "text": exp.text, "seed": exp.seed, "metrics": list(exp.metrics),
             "flow_class": exp.flow_class, "parameters": list(exp.parameters), "rule": exp.repetitions.rule,
-            "interval": exp.repetitions.interval, "configurations": len(exp.configs)}
+            "interval": exp.repetitions.interval, "configurations": len(exp.configs),
+            "reference": [list(p) for p in exp.reference], "series": exp.series}

@@ -6,8 +6,11 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import matplotlib
+import numpy as np
+import pandas as pd
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
@@ -45,4 +48,157 @@ def errorbar_png(
     ax.legend()
     fig.tight_layout()
     fig.savefig(path)
+    plt.close(fig)
+
+
+# ---------------------------------------------------------------------------------------------
+# Time series of runs (simulation and emulation results folders alike)
+
+#: The panels of a run's figure: (name, y label with unit).
+PANELS = (("throughput", "throughput (Mbit/s)"), ("window", "cwnd (kB) / rate (Mbit/s)"), ("rtt", "smoothed RTT (ms)"),
+          ("queue", "queue (packets)"), ("losses", "link losses (packets, cumulative)"),
+          ("state", "SNR (dB) / modulation (bits)"))
+MAX_MARKED_CHANGES = 20  # more link-state changes than this are a texture, not events to mark
+
+
+def _table(result: Any, name: str) -> pd.DataFrame:
+    """A run's table, empty when the run did not write it (an emulation with iperf has no flows)."""
+    from airlink.results import ResultsError
+
+    try:
+        return result.table(name)
+    except (ResultsError, KeyError):
+        return pd.DataFrame()
+
+
+def flow_series(flows: pd.DataFrame) -> pd.DataFrame:
+    """Per flow and sample: throughput over the last sample interval (Mbit/s, from delivered
+    bytes), cwnd (kB), sending rate (Mbit/s), smoothed RTT (ms), cumulative link losses."""
+    columns = ["time_s", "flow", "throughput_mbps", "cwnd_kb", "rate_mbps", "rtt_ms", "losses"]
+    if flows.empty:
+        return pd.DataFrame(columns=columns)
+    out = []
+    for flow, g in flows.sort_values("time_ns").groupby("flow", sort=True):
+        t = g["time_ns"].to_numpy(dtype=float) / 1e9
+        delivered = g["delivered_bytes"].to_numpy(dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            throughput = np.concatenate([[np.nan], np.diff(delivered) * 8 / np.diff(t) / 1e6])
+        out.append(pd.DataFrame({"time_s": t, "flow": flow, "throughput_mbps": throughput,
+                                 "cwnd_kb": g["cwnd_bytes"].to_numpy(dtype=float) / 1e3,
+                                 "rate_mbps": g["rate_bps"].to_numpy(dtype=float) / 1e6,
+                                 "rtt_ms": g["srtt_us"].to_numpy(dtype=float) / 1e3,
+                                 # negative: not known (an emulated flow the datapath cannot attribute)
+                                 "losses": g["link_losses"].where(g["link_losses"] >= 0).to_numpy(dtype=float)}))
+    return pd.concat(out, ignore_index=True)[columns]
+
+
+def flow_name(flow: dict[str, Any]) -> str:
+    """``cubic``, ``ccid3`` or ``udp``: a flow's congestion control, else its protocol."""
+    congestion = flow.get("congestion")
+    return str(congestion) if congestion not in (None, "none") else str(flow.get("protocol", "?"))
+
+
+def link_changes(links: pd.DataFrame) -> list[tuple[float, str]]:
+    """Timed changes of link state worth a vertical line: a link's modulation switching (the
+    adaptive downlink), when there are few enough to read."""
+    if links.empty or "modulation_bits" not in links:
+        return []
+    marks = []
+    for name, g in links[links["modulation_bits"] >= 0].sort_values("time_ns").groupby("link"):
+        bits = g["modulation_bits"].to_numpy()
+        for i in np.flatnonzero(bits[1:] != bits[:-1]) + 1:
+            marks.append((g["time_ns"].iloc[i] / 1e9, f"{name}: {bits[i - 1]}→{bits[i]} bits"))
+    return marks if len(marks) <= MAX_MARKED_CHANGES else []
+
+
+def _mark(ax: Any, marks: Sequence[tuple[float, str]]) -> None:
+    for i, (t, _) in enumerate(marks):
+        ax.axvline(t, color="0.35", linestyle=":", linewidth=1, label="link state change" if i == 0 else None)
+
+
+def _legend(ax: Any) -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+
+
+def runs_png(path: Path, runs: Sequence[tuple[str, Any]], title: str) -> None:
+    """One figure of one or several runs' time series, a panel per quantity (see ``PANELS``);
+    ``runs`` are (label, RunResult) pairs, from simulation or emulation folders."""
+    fig, axes = plt.subplots(len(PANELS), 1, figsize=(9, 13), dpi=100, sharex=True)
+    panels = dict(zip((p for p, _ in PANELS), axes))
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    marks: list[tuple[float, str]] = []
+    for i, (label, result) in enumerate(runs):
+        flows, links = flow_series(_table(result, "flows")), _table(result, "links")
+        protocols = {f["id"]: flow_name(f) for f in result.summary.get("flows", [])}
+        style = ["-", "--", ":", "-."][i % 4]
+        for j, (flow, g) in enumerate(flows.groupby("flow")):
+            name = f"{label} flow {flow} ({protocols.get(flow, '?')})" if len(runs) > 1 else f"flow {flow} ({protocols.get(flow, '?')})"
+            colour = colours[(i * 3 + j) % len(colours)]
+            panels["throughput"].plot(g["time_s"], g["throughput_mbps"], style, color=colour, label=name)
+            if g["cwnd_kb"].notna().any():
+                panels["window"].plot(g["time_s"], g["cwnd_kb"], style, color=colour, label=f"{name} cwnd (kB)")
+            if g["rate_mbps"].notna().any():
+                panels["window"].plot(g["time_s"], g["rate_mbps"], style, color=colour, alpha=0.6,
+                                      label=f"{name} rate (Mbit/s)")
+            panels["rtt"].plot(g["time_s"], g["rtt_ms"], style, color=colour, label=name)
+            panels["losses"].plot(g["time_s"], g["losses"], style, color=colour, label=name)
+        for j, (link, g) in enumerate(links.sort_values("time_ns").groupby("link") if not links.empty else []):
+            t = g["time_ns"] / 1e9
+            prefix = f"{label} " if len(runs) > 1 else ""
+            if g["queue_packets"].max() > 0:
+                panels["queue"].plot(t, g["queue_packets"], style, label=f"{prefix}{link}")
+            if g["snr_db"].notna().any():
+                panels["state"].plot(t, g["snr_db"], style, label=f"{prefix}{link} SNR (dB)")
+                panels["state"].step(t, g["modulation_bits"], style, where="post", label=f"{prefix}{link} modulation (bits)")
+        if i == 0:
+            marks = link_changes(links)
+    for name, y_label in PANELS:
+        ax = panels[name]
+        ax.set_ylabel(textwrap.fill(y_label, 22), fontsize=9)
+        ax.grid(True, alpha=0.3)
+        if not ax.lines:
+            ax.text(0.5, 0.5, "no samples in these runs", transform=ax.transAxes, ha="center", va="center", color="0.4")
+        _mark(ax, marks)
+        _legend(ax)
+    axes[-1].set_xlabel("time (s)")
+    axes[0].set_title(textwrap.fill(title, 80), fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, bbox_inches="tight")
+    plt.close(fig)
+
+
+def pointwise_mean_png(path: Path, label_runs: Sequence[tuple[str, Sequence[Any]]], quantity: str, y_label: str,
+                       title: str) -> None:
+    """A quantity of ``flow_series`` of each flow: every repetition thin, their pointwise mean thick
+    (at the common sample times), one colour per (configuration, flow)."""
+    fig, ax = plt.subplots(figsize=(9, 4.6), dpi=100)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    marks: list[tuple[float, str]] = []
+    k = 0
+    for label, results in label_runs:
+        series = [flow_series(_table(r, "flows")) for r in results]
+        names = {f["id"]: flow_name(f) for f in results[0].summary.get("flows", [])} if results else {}
+        if results:
+            marks = marks or link_changes(_table(results[0], "links"))
+        pooled = pd.concat(series, ignore_index=True) if series else pd.DataFrame()
+        for flow, g in pooled.groupby("flow") if not pooled.empty else []:
+            colour = colours[k % len(colours)]
+            k += 1
+            for s in series:
+                one = s[s["flow"] == flow]
+                ax.plot(one["time_s"], one[quantity], color=colour, alpha=0.25, linewidth=0.8)
+            mean = g.groupby("time_s")[quantity].mean()
+            ax.plot(mean.index, mean.to_numpy(), color=colour, linewidth=2,
+                    label=f"{label}, flow {flow} ({names.get(flow, '?')}): mean of {len(results)}")
+    ax.plot([], [], color="0.5", alpha=0.4, linewidth=0.8, label="single repetitions")
+    _mark(ax, marks)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel(y_label)
+    ax.set_title(textwrap.fill(title, 70), fontsize=11)
+    ax.grid(True, alpha=0.3)
+    _legend(ax)
+    fig.tight_layout()
+    fig.savefig(path, bbox_inches="tight")
     plt.close(fig)

@@ -4,10 +4,17 @@ Layout of a store folder::
 
     manifest.json      format version, airlink version, the experiment, hashes of its input files
     runs/KEY.json      one per finished run (ok or failed), written atomically; KEY hashes the
-                       run's resolved scenario and seed, so a re-run finds what is done
+                       run's resolved scenario, seed and input files, so a re-run finds what is done
+    series/KEY/        the run's time series: a results folder as `airlink run --out` writes
+                       (flows, links, events, rtt, intervals .parquet), written before its record
     runs.parquet       one row per run and flow, every swept parameter a column
-    metrics.parquet    one row per run, metric and flow class: the per-run values the statistics use
+    metrics.parquet    one row per run, metric and flow class: the per-run values the statistics
+                       use, the derived metrics (derived.*) included
     summary.parquet    per configuration, metric and class: mean, 95 % interval, rule (t or z), n
+    paired.parquet     with a reference: per run, metric and class, its value, the reference
+                       configuration's value at the same repetition (same seed), their difference
+    differences.parquet  per configuration, metric and class: the mean paired difference with its
+                       95 % interval, and relative to the reference's mean
 
 Records are the truth; the tables are rebuilt from them at the end of every sweep, each replaced
 whole (written beside and renamed), so a kill at any moment leaves either the old table or the new.
@@ -18,18 +25,22 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from airlink import stats
 from airlink.atomic import FolderExistsError, _pid_alive
+from airlink.results import SUMMARY, make_manifest, write_json
+from airlink.results import MANIFEST as RUN_MANIFEST
 from airlink.version import version
 
-FORMAT = 1
+FORMAT = 2  # 2: keys hash input files; derived metrics; time series; paired tables
 MANIFEST = "manifest.json"
 
 
@@ -96,10 +107,13 @@ class Store:
 
     def _sweep_temporaries(self) -> None:
         """Removes temporary files of killed writers (their pid is part of the name)."""
-        for tmp in [*self.runs.glob(".*.tmp"), *self.root.glob(".*.tmp")]:
+        for tmp in [*self.runs.glob(".*.tmp"), *self.root.glob(".*.tmp"), *self.root.glob("series/.*.tmp")]:
             pid = tmp.name.rsplit(".", 2)[-2].split("-")[0]
             if pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
-                tmp.unlink(missing_ok=True)
+                if tmp.is_dir():
+                    shutil.rmtree(tmp, ignore_errors=True)
+                else:
+                    tmp.unlink(missing_ok=True)
 
     def record_path(self, key: str) -> Path:
         return self.runs / f"{key}.json"
@@ -116,10 +130,31 @@ class Store:
         # Not fsynced: a kill cannot tear a renamed file, and get() re-runs a record a power cut emptied.
         write_atomic(self.record_path(record["key"]), json.dumps(record).encode(), durable=False)
 
-    def write_tables(self, runs: pd.DataFrame, metrics: pd.DataFrame, summary: pd.DataFrame) -> None:
-        _write_parquet(runs, self.root / "runs.parquet")
-        _write_parquet(metrics, self.root / "metrics.parquet")
-        _write_parquet(summary, self.root / "summary.parquet")
+    def series_path(self, key: str) -> Path:
+        return self.root / "series" / key
+
+    def put_series(self, record: Mapping[str, Any], series: Mapping[str, bytes], resolved: str) -> None:
+        """A run's time series as a results folder, whole or not at all."""
+        summary = record["summary"]
+        manifest = make_manifest(version=version(), scenario_name=summary["scenario"], source="sweep",
+                                 seed=record["seed"], overrides=[f"{k}={v}" for k, v in record["params"]],
+                                 resolved_scenario=resolved, completed=summary["completed"], command=[])
+        # Written beside and renamed, as a record: no lock (a key is written by one thread at a
+        # time, and a lock costs more than the run of a small scenario).
+        final = self.series_path(record["key"])
+        tmp = final.parent / f".{final.name}.{os.getpid()}-{threading.get_ident()}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        for name, data in series.items():
+            (tmp / f"{name}.parquet").write_bytes(data)
+        (tmp / SUMMARY).write_text(json.dumps(summary), encoding="utf-8")
+        write_json(tmp / RUN_MANIFEST, manifest)
+        shutil.rmtree(final, ignore_errors=True)  # the series of a failed record's earlier attempt
+        os.replace(tmp, final)
+
+    def write_tables(self, frames: Mapping[str, pd.DataFrame]) -> None:
+        for name, frame in frames.items():
+            _write_parquet(frame, self.root / f"{name}.parquet")
 
 
 def _flat(prefix: str, node: Mapping[str, Any], out: dict[str, Any]) -> None:
@@ -139,8 +174,13 @@ def _column(values: list[Any]) -> list[Any]:
     return [str(v) for v in values]
 
 
-def tables(records: Iterable[Mapping[str, Any]], parameters: Iterable[str], interval: str) -> tuple[pd.DataFrame, ...]:
-    """The runs, metrics and summary tables of the records of one sweep, in (config, rep) order."""
+TABLES = ("runs", "metrics", "summary", "paired", "differences")
+
+
+def tables(records: Iterable[Mapping[str, Any]], parameters: Iterable[str], interval: str,
+           references: Mapping[int, int] | None = None) -> dict[str, pd.DataFrame]:
+    """The tables of the records of one sweep, in (config, rep) order; ``references`` maps a
+    configuration to the one it is paired with."""
     records = sorted(records, key=lambda r: (r["config"], r["rep"]))
     parameters = list(parameters)
     run_rows, metric_rows = [], []
@@ -165,7 +205,49 @@ def tables(records: Iterable[Mapping[str, Any]], parameters: Iterable[str], inte
         for p in parameters:
             if len(frame):
                 frame[p] = _column(list(frame[p]))
-    return runs, metrics, summarize(metrics, parameters, interval)
+    paired = pair(metrics, parameters, references or {})
+    return {"runs": runs, "metrics": metrics, "summary": summarize(metrics, parameters, interval),
+            "paired": paired, "differences": differences(paired, parameters, interval)}
+
+
+def pair(metrics: pd.DataFrame, parameters: list[str], references: Mapping[int, int]) -> pd.DataFrame:
+    """Each run's value beside its reference configuration's at the same repetition (the same
+    seed: common random numbers), for the repetitions both have."""
+    columns = ["config", *parameters, "rep", "seed", "metric", "class", "value", "reference_config",
+               "reference_value", "difference", "relative"]
+    ok = metrics[metrics["status"] == "ok"]
+    runs = ok[ok["config"].isin(list(references))].copy()
+    runs["reference_config"] = runs["config"].map(references)
+    refs = ok[["config", "rep", "metric", "class", "value"]].rename(
+        columns={"config": "reference_config", "value": "reference_value"})
+    paired = runs.merge(refs, on=["reference_config", "rep", "metric", "class"], how="inner")
+    paired["difference"] = paired["value"] - paired["reference_value"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        paired["relative"] = np.where(paired["reference_value"] != 0,
+                                      paired["value"] / paired["reference_value"] - 1, math.nan)
+    return paired[columns].sort_values(["config", "rep", "metric", "class"], ignore_index=True)
+
+
+def differences(paired: pd.DataFrame, parameters: list[str], interval: str) -> pd.DataFrame:
+    """Per configuration, metric and class: the mean paired difference and its 95 % half-width
+    (t, or [S3]'s z), and the same relative to the reference's mean (a ratio of means, as the
+    TCP-PF study's +12 %; its interval treats the reference mean as exact)."""
+    columns = ["config", *parameters, "reference_config", "metric", "class", "rule", "n", "reference_mean",
+               "mean_difference", "ci95", "relative", "relative_ci95"]
+    rows = []
+    for (config, metric, cls), g in paired.groupby(["config", "metric", "class"], sort=True):
+        keep = g[g["difference"].notna() & ~g["difference"].isin([math.inf, -math.inf])]
+        d = keep["difference"].astype(float).tolist()
+        half = stats.t_halfwidth(d) if interval == "t" else stats.z_halfwidth(d)
+        ref_mean = stats.mean(keep["reference_value"].astype(float).tolist())
+        scale = abs(ref_mean) if ref_mean and not math.isnan(ref_mean) else math.nan
+        first = g.iloc[0]
+        rows.append({"config": config, **{p: first[p] for p in parameters},
+                     "reference_config": first["reference_config"], "metric": metric, "class": cls,
+                     "rule": interval, "n": len(d), "reference_mean": ref_mean, "mean_difference": stats.mean(d),
+                     "ci95": half, "relative": stats.mean(d) / ref_mean if scale == scale else math.nan,
+                     "relative_ci95": half / scale})
+    return pd.DataFrame(rows, columns=columns)
 
 
 def summarize(metrics: pd.DataFrame, parameters: list[str], interval: str) -> pd.DataFrame:
@@ -182,15 +264,28 @@ def summarize(metrics: pd.DataFrame, parameters: list[str], interval: str) -> pd
 
 
 def load(results: str | Path, table: str = "runs") -> pd.DataFrame:
-    """A table of a finished sweep's store: ``runs`` (per run and flow), ``metrics`` or ``summary``."""
+    """A table of a finished sweep's store: ``runs`` (per run and flow), ``metrics``, ``summary``,
+    ``paired`` or ``differences`` (see the module's layout)."""
     root = Path(results)
     read_manifest(root)
-    if table not in ("runs", "metrics", "summary"):
-        raise ValueError(f"table must be runs, metrics or summary, not {table!r}")
+    if table not in TABLES:
+        raise ValueError(f"table must be one of {', '.join(TABLES)}, not {table!r}")
     path = root / f"{table}.parquet"
     if not path.exists():
         raise StoreError(f"{root}: no {path.name}: the sweep has not finished; run it again to complete it")
     return pd.read_parquet(path)
+
+
+def load_series(results: str | Path, key: str, table: str = "flows") -> pd.DataFrame:
+    """One run's time series table (``flows``, ``links``, ``events``, ``rtt``, ``intervals``)."""
+    from airlink.results import read_results
+
+    root = Path(results)
+    read_manifest(root)
+    folder = root / "series" / key
+    if not folder.exists():
+        raise StoreError(f"{folder}: no time series for run {key} (the experiment has series = false?)")
+    return read_results(folder).table(table)
 
 
 def format_summary(summary: pd.DataFrame, parameters: list[str]) -> str:
