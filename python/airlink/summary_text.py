@@ -64,6 +64,8 @@ def format_summary(summary: Mapping[str, Any], resolved_scenario: str | None = N
                 f"given up {link['packets_given_up']:,}"
             )
         line += f", drops: queue {link['queue_drops']:,}, loss {link['loss_drops']:,}, checksum {link['checksum_drops']:,}"
+        if link.get("outage_drops"):
+            line += f", outage {link['outage_drops']:,}"
         lines.append(line)
     return "\n".join(lines)
 

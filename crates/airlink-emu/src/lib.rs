@@ -168,6 +168,11 @@ impl Emulation {
                     .into(),
             ));
         }
+        if !network.changes.is_empty() {
+            return Err(EmuError::Build(
+                "[[change]]: timed changes are not emulated yet (the datapath runs the links as they start); run this scenario in simulation".into(),
+            ));
+        }
         let e = &s.emulation;
         // Output files first: a bad path is refused before anything is created.
         let (pc, ps) = match &opts.pcap_dir {

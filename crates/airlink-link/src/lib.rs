@@ -24,7 +24,7 @@ pub use ofdm4g::{Ofdm4gDownlink, Ofdm4gModulation, Ofdm4gParams, SlotAllocation}
 pub use pipe::{Pipe, PipeParams, QueueLimit};
 pub use trace::{Trace, TraceError, TraceLink, TraceParams, OPPORTUNITY_BYTES};
 
-use airlink_engine::Instant;
+use airlink_engine::{Duration, Instant};
 
 /// What a link needs to know about a packet.
 pub trait Packet {
@@ -106,8 +106,24 @@ pub struct RadioSample {
     pub subband: u32,
 }
 
+/// New values for some of a running link's parameters (a scenario's timed change); `None`
+/// keeps the current value.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LinkChange {
+    pub rate_bps: Option<u64>,
+    pub delay: Option<Duration>,
+    pub queue_limit: Option<QueueLimit>,
+    pub loss: Option<f64>,
+    pub bit_error_rate: Option<f64>,
+}
+
 /// A link model; see the crate documentation for the call contract.
 pub trait Link<P: Packet> {
+    /// Applies a timed change at `now`. A model changes only the parameters it can (and says
+    /// which in the scenario schema, `LinkModel::changeable`); the default refuses them all.
+    fn change(&mut self, _now: Instant, _c: &LinkChange) -> Result<(), String> {
+        Err("this link model cannot change its parameters while it runs".into())
+    }
     fn enqueue(&mut self, now: Instant, pkt: P);
     fn poll_at(&self) -> Option<Instant>;
     fn handle_timeout(&mut self, now: Instant);

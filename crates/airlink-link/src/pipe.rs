@@ -10,7 +10,7 @@
 //! | loss | Bernoulli per packet at the input | lost packets take no capacity |
 //! | bit errors | Bernoulli per bit | corrupted packets are delivered; the receiver's checksum decides |
 
-use crate::{apply_bit_errors, DropReason, Link, LinkEvent, LinkSample, LinkStats, Packet};
+use crate::{apply_bit_errors, DropReason, Link, LinkChange, LinkEvent, LinkSample, LinkStats, Packet};
 use airlink_engine::{Duration, Instant, RngStream};
 use std::collections::VecDeque;
 
@@ -84,6 +84,18 @@ impl<P: Packet> Pipe<P> {
 }
 
 impl<P: Packet> Link<P> for Pipe<P> {
+    /// Packets already in the pipe keep the schedule they were given at their arrival (as
+    /// netem's); the new values apply to packets arriving from `now` on.
+    fn change(&mut self, _now: Instant, c: &LinkChange) -> Result<(), String> {
+        let p = &mut self.params;
+        p.rate_bps = c.rate_bps.or(p.rate_bps);
+        p.delay = c.delay.unwrap_or(p.delay);
+        p.queue_limit = c.queue_limit.unwrap_or(p.queue_limit);
+        p.loss = c.loss.unwrap_or(p.loss);
+        p.bit_error_rate = c.bit_error_rate.unwrap_or(p.bit_error_rate);
+        Ok(())
+    }
+
     fn enqueue(&mut self, now: Instant, mut pkt: P) {
         self.stats.packets_in += 1;
         if self.rng.bernoulli(self.params.loss) {
@@ -181,6 +193,16 @@ mod tests {
         let drops: Vec<_> = std::iter::from_fn(|| p.poll_event()).collect();
         assert!(drops.iter().all(|e| matches!(e, LinkEvent::Drop { reason: DropReason::Queue, .. })));
         assert_eq!(drops.len(), 2);
+    }
+
+    #[test]
+    fn a_rate_step_applies_to_packets_arriving_after_it() {
+        let mut p = pipe(PipeParams { rate_bps: Some(1_000_000), ..Default::default() });
+        p.enqueue(Instant::ZERO, TestPacket::new(0, 1250)); // 10 ms at 1 Mbit/s
+        p.change(Instant::from_millis(1), &LinkChange { rate_bps: Some(500_000), delay: Some(Duration::from_millis(5)), ..Default::default() }).unwrap();
+        p.enqueue(Instant::from_millis(1), TestPacket::new(1, 1250)); // 20 ms at 0.5 Mbit/s, after the first
+        let times: Vec<u64> = std::iter::from_fn(|| p.poll_output()).map(|(t, _)| t.as_nanos() / 1_000_000).collect();
+        assert_eq!(times, [10, 35]);
     }
 
     #[test]

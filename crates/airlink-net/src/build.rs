@@ -2,10 +2,10 @@
 //! random stream, derived from the run seed and the component's stable name.
 
 use crate::flow::{Ends, Flow};
-use crate::{FlowPath, LinkId, Network};
+use crate::{FlowPath, LinkId, NetChange, Network, TimedChange};
 use airlink_channel::{OfdmChannel, OfdmChannelConfig, PredictionModel, Shadowing, TapProfile};
 use airlink_engine::{Instant, RngStream};
-use airlink_link::{Link, Ofdm4gDownlink, Packet, Ofdm4gModulation, Ofdm4gParams, Pipe, PipeParams, QueueLimit, SlotAllocation};
+use airlink_link::{Link, LinkChange, Ofdm4gDownlink, Packet, Ofdm4gModulation, Ofdm4gParams, Pipe, PipeParams, QueueLimit, SlotAllocation};
 use airlink_phy::{Modulation, ModulationTable, OddKModel, SwitchingRule};
 use airlink_scenario as sc;
 use airlink_transport::dccp::{AckRatioMode, Ccid, DccpApp, DccpConfig, DccpEndpoint};
@@ -667,6 +667,44 @@ pub fn scenario_flow(f: &sc::FlowConfig, i: usize) -> Result<Flow, BuildError> {
     Ok(Flow::new(endpoints(f, i)?, start, f.bytes.map(|b| b.0), protocol_name(f.protocol), congestion))
 }
 
+/// The scenario's changes in the network's terms, in time order (stable: the file's order at
+/// equal times). The scenario was validated, so every name resolves.
+fn changes(s: &sc::Scenario, t: &sc::topology::Topology) -> Result<Vec<TimedChange>, BuildError> {
+    let link_id = |name: &str| {
+        t.links.iter().position(|l| l.name == name).map(|i| i as LinkId).ok_or_else(|| BuildError(format!("no link named \"{name}\"")))
+    };
+    let path = |names: &Option<Vec<String>>| -> Result<Option<Vec<LinkId>>, BuildError> {
+        names.as_ref().map(|n| n.iter().map(|l| link_id(l)).collect()).transpose()
+    };
+    let mut out = Vec::with_capacity(s.change.len());
+    for c in &s.change {
+        let change = match (&c.link, c.flow) {
+            (Some(link), _) => {
+                let link = link_id(link)?;
+                match (&c.set, c.state) {
+                    (Some(set), _) => NetChange::Set {
+                        link,
+                        change: LinkChange {
+                            rate_bps: set.rate.map(|r| r.0),
+                            delay: set.delay.map(|d| d.0),
+                            queue_limit: set.queue.map(queue_limit),
+                            loss: set.loss.map(|p| p.0),
+                            bit_error_rate: set.bit_error_rate.map(|p| p.0),
+                        },
+                    },
+                    (None, Some(sc::LinkState::Down)) => NetChange::Down { link, keep: c.packets == Some(sc::DownPackets::Kept) },
+                    (None, _) => NetChange::Up { link },
+                }
+            }
+            (None, Some(flow)) => NetChange::Path { flow: flow as u32, down: path(&c.path)?, up: path(&c.return_path)? },
+            (None, None) => return Err(BuildError("a change names neither a link nor a flow".into())),
+        };
+        out.push(TimedChange { at: Instant::ZERO + c.at.0, change });
+    }
+    out.sort_by_key(|c| c.at);
+    Ok(out)
+}
+
 impl<P: Packet + Send + 'static> Network<P> {
     /// Builds the scenario's links and each flow's path. The scenario must be [`resolve`]d
     /// (every default filled in), as the drivers' builds do.
@@ -685,6 +723,6 @@ impl<P: Packet + Send + 'static> Network<P> {
         let paths: Vec<FlowPath> = t.paths.iter().map(|(down, up)| FlowPath { down: ids(down), up: ids(up) }).collect();
         // The shorthand's shared links; in the general form, the first flow's path.
         let shared = if s.is_general() { paths[0].clone() } else { FlowPath { down: vec![0, 1], up: vec![2, 3] } };
-        Ok(Network { links, paths, shared })
+        Ok(Network { links, paths, shared, changes: changes(s, &t)? })
     }
 }

@@ -21,7 +21,8 @@ pub mod flow;
 pub mod metrics;
 pub mod summary;
 
-use airlink_link::Packet;
+use airlink_engine::Instant;
+use airlink_link::{LinkChange, Packet};
 pub use build::{BuildError, BuiltLink};
 pub use flow::{Flow, Pdu, Side};
 pub use summary::{FlowSummary, IperfSummary, LinkSummary, Summary};
@@ -78,6 +79,38 @@ impl FlowPath {
     }
 }
 
+/// A timed change of the network (a scenario's `[[change]]`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum NetChange {
+    /// New values of some of a link's parameters.
+    Set { link: LinkId, change: LinkChange },
+    /// A link goes down: the packets in it and arriving at it are lost, or kept until it is up.
+    Down { link: LinkId, keep: bool },
+    Up { link: LinkId },
+    /// A flow moves to other links (a hand-off). A packet on its way keeps its hop count: past
+    /// the point where the paths part, it continues on the new path.
+    Path { flow: u32, down: Option<Vec<LinkId>>, up: Option<Vec<LinkId>> },
+}
+
+impl NetChange {
+    /// The kind, as `events.parquet` names it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            NetChange::Set { .. } => "link_change",
+            NetChange::Down { .. } => "link_down",
+            NetChange::Up { .. } => "link_up",
+            NetChange::Path { .. } => "path_change",
+        }
+    }
+}
+
+/// A change and its instant.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimedChange {
+    pub at: Instant,
+    pub change: NetChange,
+}
+
 /// A scenario's links and flows' paths, for packets of type `P` (the simulator's or the
 /// emulator's: the same models carry both).
 pub struct Network<P> {
@@ -87,6 +120,8 @@ pub struct Network<P> {
     /// The path of traffic that is no scenario flow's (in emulation, what the applications in
     /// the namespaces send): the shared links.
     pub shared: FlowPath,
+    /// The scenario's timed changes in time order (the file's order at equal times).
+    pub changes: Vec<TimedChange>,
 }
 
 impl<P: Packet + Send + 'static> Network<P> {

@@ -91,6 +91,8 @@ pub struct LinkSummary {
     pub packets_given_up: u64,
     /// Packets this link corrupted that a receiver's checksum then dropped.
     pub checksum_drops: u64,
+    /// Packets lost because the link was down (a timed change), queued, in flight or arriving.
+    pub outage_drops: u64,
     /// Radio time spent in each modulation (only the modulations used).
     pub time_in_modulation_s: BTreeMap<&'static str, f64>,
 }
@@ -117,6 +119,7 @@ impl LinkSummary {
             arq_retransmissions: s.arq_retransmissions,
             packets_given_up: s.packets_given_up,
             checksum_drops,
+            outage_drops: 0,
             time_in_modulation_s,
         }
     }

@@ -318,6 +318,7 @@ impl Scenario {
                 (path, message)
             })?;
         }
+        self.validate_changes(min_packet)?;
         if self.is_general() {
             let topology = self.topology()?;
             for (i, (down, up)) in topology.paths.iter().enumerate() {
@@ -355,7 +356,125 @@ impl Scenario {
     }
 }
 
+impl Scenario {
+    /// Checks the timed changes: a time before the stop, a link or flow that exists, parameters
+    /// the link's model can change, states that alternate, paths that connect.
+    fn validate_changes(&self, min_packet: u64) -> Result<(), (Vec<String>, String)> {
+        if self.change.is_empty() {
+            return Ok(());
+        }
+        // Names and models only: a missing shorthand uplink stands in as the pipe it defaults to.
+        let mut named = self.clone();
+        if !named.is_general() && named.uplink.is_none() {
+            named.uplink = Some(LinkModel::Pipe(PipeConfig::default()));
+        }
+        let topology = named.topology()?;
+        let mut down: std::collections::HashSet<&str> = Default::default();
+        let mut order: Vec<usize> = (0..self.change.len()).collect();
+        order.sort_by_key(|&i| self.change[i].at.0); // stable: the file's order at equal times
+        for i in order {
+            let c = &self.change[i];
+            let at = |k: &str| vec!["change".to_string(), i.to_string(), k.to_string()];
+            if c.at.0 > self.stop.0 {
+                return Err((at("at"), format!("{} is after the scenario's stop ({}): expected a time before it", c.at.0, self.stop.0)));
+            }
+            match (&c.link, c.flow) {
+                (Some(name), None) => {
+                    let Some(link) = topology.links.iter().find(|l| &l.name == name) else {
+                        let names: Vec<String> = topology.links.iter().map(|l| format!("\"{}\"", l.name)).collect();
+                        return Err((at("link"), format!("no link named \"{name}\": expected one of {}", names.join(", "))));
+                    };
+                    if c.path.is_some() || c.return_path.is_some() {
+                        return Err((at("path"), "a path belongs to a flow: expected `flow` instead of `link`".into()));
+                    }
+                    match (&c.set, c.state) {
+                        (Some(set), None) => {
+                            if c.packets.is_some() {
+                                return Err((at("packets"), "`packets` goes with `state = \"down\"`".into()));
+                            }
+                            let names = set.names();
+                            if names.is_empty() {
+                                return Err((at("set"), "expected at least one parameter to set".into()));
+                            }
+                            let can = link.model.changeable();
+                            if let Some(bad) = names.iter().find(|n| !can.contains(n)) {
+                                let model = link.key.last().map_or("", String::as_str);
+                                let list = if can.is_empty() { "none".to_string() } else { can.join(", ") };
+                                return Err((at("set"), format!("a {model} link cannot change its `{bad}` while it runs: it can change {list}")));
+                            }
+                            if let LinkModel::Pipe(p) = &link.model {
+                                set.apply(p).validate(min_packet).map_err(|(key, m)| (vec!["change".into(), i.to_string(), "set".into(), key.into()], m))?;
+                            }
+                        }
+                        (None, Some(state)) => {
+                            if state == LinkState::Up && c.packets.is_some() {
+                                return Err((at("packets"), "`packets` goes with `state = \"down\"`".into()));
+                            }
+                            let was_down = down.contains(name.as_str());
+                            if (state == LinkState::Down) == was_down {
+                                return Err((at("state"), format!("link \"{name}\" is already {} then", if was_down { "down" } else { "up" })));
+                            }
+                            if state == LinkState::Down {
+                                down.insert(&link.name);
+                            } else {
+                                down.remove(name.as_str());
+                            }
+                        }
+                        _ => return Err((at("link"), "expected either `set` (new parameter values) or `state` (\"down\" or \"up\")".into())),
+                    }
+                }
+                (None, Some(f)) => {
+                    let Some(flow) = self.flow.get(f) else {
+                        return Err((at("flow"), format!("flow {f} does not exist: the scenario has {} ([[flow]] tables count from 0)", self.flow.len())));
+                    };
+                    if c.set.is_some() || c.state.is_some() || c.packets.is_some() {
+                        return Err((at("flow"), "a flow changes its `path` or `return_path`: `set`, `state` and `packets` belong to a link".into()));
+                    }
+                    if c.path.is_none() && c.return_path.is_none() {
+                        return Err((at("flow"), "expected the flow's new `path` and/or `return_path`".into()));
+                    }
+                    if !self.is_general() {
+                        return Err((at("flow"), "moving a flow needs named hosts and links: expected [host] and [link] tables".into()));
+                    }
+                    let server = flow.server.as_deref().unwrap_or("server");
+                    let client = flow.client.as_deref().unwrap_or("client");
+                    if let Some(p) = &c.path {
+                        topology::check_path(&topology.links, p, server, client).map_err(|m| (at("path"), m))?;
+                    }
+                    if let Some(p) = &c.return_path {
+                        topology::check_path(&topology.links, p, client, server).map_err(|m| (at("return_path"), m))?;
+                    }
+                }
+                _ => return Err((at("at"), "expected a `link` or a `flow` to change".into())),
+            }
+        }
+        Ok(())
+    }
+}
+
+impl LinkSet {
+    /// A pipe's parameters with this change's values over them.
+    pub fn apply(&self, p: &PipeConfig) -> PipeConfig {
+        PipeConfig {
+            rate: self.rate.or(p.rate),
+            delay: self.delay.unwrap_or(p.delay),
+            queue: self.queue.unwrap_or(p.queue),
+            loss: self.loss.unwrap_or(p.loss),
+            bit_error_rate: self.bit_error_rate.unwrap_or(p.bit_error_rate),
+        }
+    }
+}
+
 impl LinkModel {
+    /// The parameters a running link of this model can change (the model implements each in
+    /// its `Link::change`).
+    pub fn changeable(&self) -> &'static [&'static str] {
+        match self {
+            LinkModel::Pipe(_) => &["rate", "delay", "queue", "loss", "bit_error_rate"],
+            LinkModel::Trace(_) | LinkModel::Ofdm4g(_) => &[],
+        }
+    }
+
     /// Whether the model limits the rate (a pipe without a rate does not).
     pub fn rated(&self) -> bool {
         !matches!(self, LinkModel::Pipe(p) if p.rate.is_none())

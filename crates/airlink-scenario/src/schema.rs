@@ -67,6 +67,9 @@ pub struct Scenario {
     pub link: IndexMap<String, LinkConfig>,
     /// The flows (`[[flow]]`), at least one.
     pub flow: Vec<FlowConfig>,
+    /// Timed changes (`[[change]]`): a link's parameters, a link down or up, a flow's path.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub change: Vec<ChangeConfig>,
     /// Settings of the two network namespaces in real-time emulation (ignored in simulation).
     #[serde(default)]
     pub emulation: EmulationConfig,
@@ -185,6 +188,87 @@ pub enum LinkModel {
     /// `downlink.trace = { file = "...", delay = "..", queue = .. }`: capacity from a
     /// Mahimahi delivery-opportunity trace.
     Trace(TraceConfig),
+}
+
+/// `[[change]]`: at a time, one of: new values for some of a link's parameters (`link` and
+/// `set`); a link going down or up (`link` and `state`); a flow moving to other links
+/// (`flow` and `path` and/or `return_path`: a hand-off).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChangeConfig {
+    /// When the change happens (before the scenario's stop).
+    pub at: Time,
+    /// The link changed, by its name in results (`downlink`, `wired.down`, `access.0.up`, or a
+    /// `[link]` table's name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
+    /// New values of the link's parameters; the rest keep theirs. Packets already in the link
+    /// keep the schedule they were given (as netem's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set: Option<LinkSet>,
+    /// `"down"` or `"up"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<LinkState>,
+    /// With `state = "down"`: what becomes of the packets queued in the link, in flight on it,
+    /// and arriving while it is down: `"lost"` (default) or `"kept"` (delivered when it is up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packets: Option<DownPackets>,
+    /// The flow moved (its index in `[[flow]]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<usize>,
+    /// The flow's new links from its server to its client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<Vec<String>>,
+    /// The flow's new links from its client back to its server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub return_path: Option<Vec<String>>,
+}
+
+/// Link parameters a change may set (which ones a model can change: [`LinkModel::changeable`]).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSet {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<Time>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueLimit>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<Probability>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bit_error_rate: Option<Probability>,
+}
+
+impl LinkSet {
+    /// The names of the parameters set, in the table's order.
+    pub fn names(&self) -> Vec<&'static str> {
+        [
+            ("rate", self.rate.is_some()),
+            ("delay", self.delay.is_some()),
+            ("queue", self.queue.is_some()),
+            ("loss", self.loss.is_some()),
+            ("bit_error_rate", self.bit_error_rate.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(n, set)| set.then_some(n))
+        .collect()
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LinkState {
+    Down,
+    Up,
+}
+
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DownPackets {
+    #[default]
+    Lost,
+    Kept,
 }
 
 /// `[host.NAME]`: a host. Flows start and end at hosts; links join them.

@@ -337,3 +337,33 @@ fn bad_topologies_are_refused_at_their_place() {
     let e = err("[[flow]]\n");
     assert!(e.message.contains("expected a [downlink.MODEL] table"), "{}", e.message);
 }
+
+#[test]
+fn timed_changes_are_checked_before_anything_runs() {
+    let step = "stop = \"60 s\"\n[downlink.pipe]\nrate = \"10 Mbit/s\"\n[[flow]]\n[[change]]\n";
+    let ok = Scenario::from_toml(&format!("{step}at = \"20 s\"\nlink = \"downlink\"\nset = {{ rate = \"2 Mbit/s\", delay = \"5 ms\" }}\n"), "s.toml").unwrap();
+    assert_eq!(ok.change[0].set.as_ref().unwrap().names(), ["rate", "delay"]);
+    let cases: Vec<(String, usize, &str)> = vec![
+        (format!("{step}at = \"61 s\"\nlink = \"downlink\"\nstate = \"down\"\n"), 6, "after the scenario's stop"),
+        (format!("{step}at = \"1 s\"\nlink = \"downlnk\"\nstate = \"down\"\n"), 7, "no link named \"downlnk\""),
+        (format!("{step}at = \"1 s\"\nlink = \"uplink\"\nstate = \"up\"\n"), 8, "already up"),
+        (format!("{step}at = \"1 s\"\nlink = \"uplink\"\n"), 7, "expected either `set`"),
+        (format!("{step}at = \"1 s\"\n"), 6, "expected a `link` or a `flow`"),
+        (format!("{step}at = \"1 s\"\nlink = \"downlink\"\nset = {{ rate = \"0 bit/s\" }}\n"), 8, "rate"),
+        (format!("{step}at = \"1 s\"\nlink = \"downlink\"\nset = {{}}\n"), 8, "at least one parameter"),
+        (format!("{step}at = \"1 s\"\nflow = 0\npath = [\"downlink\"]\n"), 7, "needs named hosts"),
+        (format!("{step}at = \"1 s\"\nflow = 3\npath = [\"downlink\"]\n"), 7, "flow 3 does not exist"),
+        // A trace link's rate is its trace: it cannot be set.
+        (
+            "[downlink.trace]\nfile = \"x.trace\"\n[[flow]]\n[[change]]\nat = \"1 s\"\nlink = \"downlink\"\nset = { rate = \"1 Mbit/s\" }\n".into(),
+            7,
+            "a trace link cannot change its `rate` while it runs: it can change none",
+        ),
+        (format!("{DUMBBELL}[[change]]\nat = \"1 s\"\nflow = 1\npath = [\"near-in\", \"bottleneck\"]\n"), 47, "starts at \"near\""),
+    ];
+    for (text, line, needle) in cases {
+        let e = err(&text);
+        assert!(e.message.contains(needle), "{needle}: {}", e.message);
+        assert_eq!(e.line, Some(line), "{needle}: {e}");
+    }
+}

@@ -167,7 +167,8 @@ fn route(links: &[TopoLink], named: Option<&[String]>, from: &str, to: &str) -> 
     }
 }
 
-fn check_path(links: &[TopoLink], named: &[String], from: &str, to: &str) -> Result<Path, String> {
+/// Checks a named path from `from` to `to` and returns its link indices.
+pub fn check_path(links: &[TopoLink], named: &[String], from: &str, to: &str) -> Result<Path, String> {
     let mut path = Vec::with_capacity(named.len());
     let mut at = from;
     let mut visited = vec![from];

@@ -12,8 +12,8 @@ pub mod dumbbell;
 use airlink_engine::{Duration, EventQueue, Instant};
 use airlink_link::{Link, LinkEvent, Packet};
 use airlink_net::metrics::Recorder;
-use airlink_net::order::{self, ARRIVE, SAMPLE, START, WAKE};
-pub use airlink_net::{BuildError, Dir, Flow, FlowSummary, LinkId, LinkSummary, Network, Pdu, Side, Summary};
+use airlink_net::order::{self, ARRIVE, CHANGE, SAMPLE, START, WAKE};
+pub use airlink_net::{BuildError, Dir, Flow, FlowSummary, LinkId, LinkSummary, NetChange, Network, Pdu, Side, Summary, TimedChange};
 use airlink_scenario as sc;
 
 /// A simulated packet: the transport's header fields, the flow, and how many bits links
@@ -65,16 +65,27 @@ enum Event {
     Arrive(Node, SimPacket),
     Wake(Node),
     FlowStart(u32),
+    /// The scenario's timed change with this index.
+    Change(u32),
     Sample,
 }
 
+/// The `flow` of an event that concerns no flow (a link's change) in `events.parquet`.
+const NO_FLOW: u32 = u32::MAX;
+
 /// A named link with its pending wake-up.
 struct LinkSlot {
-    pub name: &'static str,
-    pub model: &'static str,
-    pub link: Box<dyn Link<SimPacket> + Send>,
-    pub wake: Option<Instant>,
-    pub checksum_drops: u64,
+    name: &'static str,
+    model: &'static str,
+    link: Box<dyn Link<SimPacket> + Send>,
+    wake: Option<Instant>,
+    checksum_drops: u64,
+    /// Down (by a timed change): whether its packets are kept until it is up, else lost.
+    down: Option<bool>,
+    /// Kept while down: packets that arrived at it, and packets on their way from it.
+    held_in: Vec<SimPacket>,
+    held_out: Vec<(Node, SimPacket)>,
+    outage_drops: u64,
 }
 
 /// A flow in the simulation: the flow and its place in the topology.
@@ -92,6 +103,9 @@ pub struct Simulation {
     queue: EventQueue<Event>,
     links: Vec<LinkSlot>,
     flows: Vec<FlowSlot>,
+    changes: Vec<TimedChange>,
+    /// Links down now: while none is, arrivals need no outage check.
+    links_down: usize,
     /// Flows that have not delivered all their bytes (flows without an end never finish).
     unfinished_flows: usize,
     stop: Instant,
@@ -112,9 +126,22 @@ impl Simulation {
         let links = network
             .links
             .into_iter()
-            .map(|b| LinkSlot { name: b.name, model: b.model, link: b.link, wake: None, checksum_drops: 0 })
+            .map(|b| LinkSlot {
+                name: b.name,
+                model: b.model,
+                link: b.link,
+                wake: None,
+                checksum_drops: 0,
+                down: None,
+                held_in: Vec::new(),
+                held_out: Vec::new(),
+                outage_drops: 0,
+            })
             .collect();
         let mut queue = EventQueue::new();
+        for (i, c) in network.changes.iter().enumerate() {
+            queue.push(c.at, CHANGE, i as u32, Event::Change(i as u32));
+        }
         let mut flows = Vec::with_capacity(s.flow.len());
         for ((i, f), path) in s.flow.iter().enumerate().zip(network.paths) {
             let mut flow = airlink_net::build::scenario_flow(f, i)?;
@@ -131,6 +158,8 @@ impl Simulation {
             queue,
             links,
             flows,
+            changes: network.changes,
+            links_down: 0,
             unfinished_flows,
             stop: Instant::ZERO + s.stop.0,
             sample_interval,
@@ -215,6 +244,9 @@ impl Simulation {
     fn dispatch(&mut self, event: Event) {
         let now = self.now;
         match event {
+            Event::Arrive(node, pkt) if self.links_down > 0 && self.caught_by_outage(node, &pkt) => {
+                self.hold_or_drop(node, pkt);
+            }
             Event::Arrive(Node::Link(l), pkt) => {
                 self.links[l as usize].link.enqueue(now, pkt);
                 self.after_link(l);
@@ -268,11 +300,96 @@ impl Simulation {
                 self.after_endpoint(Node::Client(f));
                 self.after_endpoint(Node::Server(f));
             }
+            Event::Change(i) => self.apply_change(i as usize),
             Event::Sample => {
                 self.take_samples();
                 if !self.sample_interval.is_zero() {
                     self.queue.push(now + self.sample_interval, SAMPLE, 0, Event::Sample);
                 }
+            }
+        }
+    }
+
+    /// The link that sent `pkt` towards `node` (none: it comes from its endpoint).
+    fn previous_link(&self, pkt: &SimPacket) -> Option<LinkId> {
+        let flow = &self.flows[pkt.flow as usize];
+        let path = if pkt.dir == Dir::Down { &flow.down_path } else { &flow.up_path };
+        // `hop` is one past the index of the node it arrives at.
+        (pkt.hop >= 2).then(|| path.get(pkt.hop as usize - 2).copied()).flatten()
+    }
+
+    /// A packet arriving at a down link, or on its way from one.
+    fn caught_by_outage(&self, node: Node, pkt: &SimPacket) -> bool {
+        let down = |l: LinkId| self.links[l as usize].down.is_some();
+        matches!(node, Node::Link(l) if down(l)) || self.previous_link(pkt).is_some_and(down)
+    }
+
+    /// Keeps a packet an outage caught until its link is up, or drops it.
+    fn hold_or_drop(&mut self, node: Node, pkt: SimPacket) {
+        // The link on its way from: the outage took it in flight; else it arrived at the down link.
+        let (l, arriving) = match self.previous_link(&pkt).filter(|&l| self.links[l as usize].down.is_some()) {
+            Some(l) => (l, false),
+            None => match node {
+                Node::Link(l) => (l, true),
+                _ => unreachable!("caught by an outage"),
+            },
+        };
+        let slot = &mut self.links[l as usize];
+        if slot.down == Some(true) {
+            if arriving {
+                slot.held_in.push(pkt);
+            } else {
+                slot.held_out.push((node, pkt));
+            }
+            return;
+        }
+        slot.outage_drops += 1;
+        if let Some(n) = self.flows[pkt.flow as usize].flow.link_drops.as_mut() {
+            *n += 1;
+        }
+        if self.recorder.enabled {
+            self.recorder.events.push(self.now, "outage", slot.name, pkt.flow, pkt.wire_len(), 0);
+        }
+    }
+
+    fn apply_change(&mut self, i: usize) {
+        let now = self.now;
+        let change = self.changes[i].change.clone();
+        let (link, flow) = match &change {
+            NetChange::Set { link, .. } | NetChange::Down { link, .. } | NetChange::Up { link } => (Some(*link), NO_FLOW),
+            NetChange::Path { flow, .. } => (None, *flow),
+        };
+        if self.recorder.enabled {
+            let name = link.map_or("", |l| self.links[l as usize].name);
+            self.recorder.events.push(now, change.kind(), name, flow, 0, 0);
+        }
+        match change {
+            NetChange::Set { link, change } => {
+                // Validated: the scenario names only what the model can change.
+                self.links[link as usize].link.change(now, &change).expect("a change the model accepts");
+                self.after_link(link);
+            }
+            NetChange::Down { link, keep } => {
+                self.links[link as usize].down = Some(keep);
+                self.links_down += 1;
+            }
+            NetChange::Up { link } => {
+                let slot = &mut self.links[link as usize];
+                slot.down = None;
+                self.links_down -= 1;
+                let (arrived, leaving) = (std::mem::take(&mut slot.held_in), std::mem::take(&mut slot.held_out));
+                for (node, pkt) in leaving {
+                    self.queue.push(now, ARRIVE, order::link_source(link), Event::Arrive(node, pkt));
+                }
+                for pkt in arrived {
+                    self.links[link as usize].link.enqueue(now, pkt);
+                }
+                self.after_link(link);
+            }
+            NetChange::Path { flow, down, up } => {
+                let slot = &mut self.flows[flow as usize];
+                slot.down_path = down.unwrap_or(std::mem::take(&mut slot.down_path));
+                slot.up_path = up.unwrap_or(std::mem::take(&mut slot.up_path));
             }
         }
     }
@@ -400,7 +517,11 @@ impl Simulation {
             sim_time_s: self.now.as_secs_f64(),
             events: self.events_processed,
             flows: self.flows.iter().enumerate().map(|(i, slot)| slot.flow.summary(i as u32)).collect(),
-            links: self.links.iter().map(|l| LinkSummary::new(l.name, l.model, l.link.stats(), l.checksum_drops)).collect(),
+            links: self
+                .links
+                .iter()
+                .map(|l| LinkSummary { outage_drops: l.outage_drops, ..LinkSummary::new(l.name, l.model, l.link.stats(), l.checksum_drops) })
+                .collect(),
         }
     }
 

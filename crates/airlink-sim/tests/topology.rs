@@ -66,3 +66,65 @@ fn the_shorter_round_trip_takes_the_larger_share_of_a_dumbbell() {
         assert_eq!(sum.links[2].packets_in, sum.flows[1].segments_sent, "seed {seed}");
     }
 }
+
+const RATE_STEP: &str = include_str!("../../../scenarios/topology/rate-step.toml");
+const HANDOFF: &str = include_str!("../../../scenarios/topology/handoff.toml");
+
+/// Bytes delivered to the client between two instants (s), from the flow series.
+fn delivered_between(text: &str, overrides: &[&str], from_s: f64, to_s: f64) -> f64 {
+    let s = Scenario::from_toml(text, "t.toml").unwrap().with_overrides(&overrides.iter().map(|o| o.to_string()).collect::<Vec<_>>()).unwrap();
+    let mut sim = Simulation::new(&s, true).unwrap();
+    sim.run();
+    let tables = sim.recorder().drain();
+    let flows = &tables.iter().find(|(name, _)| *name == "flows").unwrap().1;
+    let col = |name: &str| match &flows.columns.iter().find(|(n, _)| *n == name).unwrap().1 {
+        airlink_net::metrics::Column::U64(v) => v.clone(),
+        _ => panic!("{name} is not u64"),
+    };
+    let (time, delivered) = (col("time_ns"), col("delivered_bytes"));
+    let at = |t: f64| delivered[time.iter().position(|&ns| ns as f64 >= t * 1e9).unwrap()] as f64;
+    at(to_s) - at(from_s)
+}
+
+#[test]
+fn throughput_follows_a_rate_step_within_a_few_round_trips() {
+    // 10 Mbit/s, 2 Mbit/s from 20 s, 10 Mbit/s from 40 s; the round trip is 60 ms plus queueing
+    // (100 packets: 0.12 s at 10 Mbit/s, 0.6 s at 2 Mbit/s).
+    let payload = 1448.0 / 1500.0;
+    let rate = |a: f64, b: f64| delivered_between(RATE_STEP, &[], a, b) * 8.0 / (b - a);
+    let before = rate(15.0, 20.0);
+    let low = rate(21.0, 40.0);
+    let after = rate(41.0, 60.0);
+    assert!(before > 0.9 * 10e6 * payload, "{before}");
+    // After the step the queue drains at the new rate within a second, then holds it.
+    assert!((0.9 * 2e6 * payload..2e6).contains(&low), "{low}");
+    assert!(after > 0.9 * 10e6 * payload, "{after}");
+    // One second after the fall, the rate is already the new one.
+    assert!(rate(20.7, 21.0) < 2.2e6);
+}
+
+#[test]
+fn a_handoff_loses_what_the_old_link_held_unless_it_is_kept() {
+    let run = |overrides: &[&str]| {
+        let s = Scenario::from_toml(HANDOFF, "h.toml").unwrap().with_overrides(&overrides.iter().map(|o| o.to_string()).collect::<Vec<_>>()).unwrap();
+        let mut sim = Simulation::new(&s, false).unwrap();
+        sim.run();
+        sim.summary()
+    };
+    let lost = run(&[]);
+    let link = |s: &airlink_sim::Summary, name: &str| s.links.iter().find(|l| l.name == name).unwrap().clone();
+    // Access point 1 held a queue and packets in flight when it went down: all lost, and they
+    // are the flow's link losses together with the queue drops.
+    let ap1 = link(&lost, "ap1-down");
+    assert!(ap1.outage_drops > 20, "{}", ap1.outage_drops);
+    let queue_drops: u64 = lost.links.iter().map(|l| l.queue_drops).sum();
+    let outages: u64 = lost.links.iter().map(|l| l.outage_drops).sum();
+    assert_eq!(lost.flows[0].link_losses, Some(queue_drops + outages));
+    // The flow goes on over access point 2 at its lower rate.
+    assert!(link(&lost, "ap2-down").packets_out > 5000);
+    // Kept: nothing is lost to the outage; the held packets reach the phone when the link is
+    // back at 30 s, the stop: so the losses are only the queues'.
+    let kept = run(&["change.0.packets=\"kept\"", "change.1.packets=\"kept\""]);
+    assert_eq!(kept.links.iter().map(|l| l.outage_drops).sum::<u64>(), 0);
+    assert_eq!(kept.flows[0].link_losses, Some(kept.links.iter().map(|l| l.queue_drops).sum()));
+}
