@@ -276,7 +276,3 @@ def test_per_flow_paths_are_refused_rather_than_left_out(tmp_path: Path, airlink
     r = airlink_cli("emulate", "scenarios/topology/dumbbell-rtt.toml", "--out", tmp_path / "emu2")
     assert r.exit_code == 2 and "not emulated yet" in r.output
     assert not (tmp_path / "emu2").exists()
-    # Timed changes likewise, rather than a run without them.
-    r = airlink_cli("emulate", "scenarios/topology/rate-step.toml", "--out", tmp_path / "emu3")
-    assert r.exit_code == 2 and "timed changes are not emulated yet" in r.output
-    assert not (tmp_path / "emu3").exists()

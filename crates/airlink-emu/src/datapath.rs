@@ -29,7 +29,11 @@ use crate::writer::{Record, Side};
 use airlink_engine::{Duration, Instant};
 use airlink_link::LinkEvent;
 use airlink_net::build::BuiltLink;
-use airlink_net::{order, FlowPath};
+use airlink_net::{order, FlowPath, NetChange, TimedChange};
+use airlink_link::Packet;
+
+/// The `flow` of an event that concerns no flow (a link's change) in `events.parquet`.
+const NO_FLOW: u32 = u32::MAX;
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -172,6 +176,9 @@ pub struct DatapathReport {
     pub cpu_s: f64,
     /// Part of `cpu_s` spent spinning before deadlines (the hybrid wait's last guard).
     pub spin_s: f64,
+    /// Per link: packets lost because it was down (the summary's `outage_drops`).
+    #[serde(skip)]
+    pub outage_drops: Vec<u64>,
 }
 
 /// Where a link sits on the shared paths.
@@ -183,11 +190,13 @@ struct Hop {
     next: Option<usize>,
 }
 
-/// Something due: a link's timer, the head of a link's stage queue, or a sample.
+/// Something due: a link's timer, the head of a link's stage queue, a timed change, or a
+/// sample.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Due {
     Timer(usize),
     Stage(usize),
+    Change(usize),
     Sample,
 }
 
@@ -198,6 +207,7 @@ impl Due {
             // A stage queue's head arrives at the next link (or endpoint).
             Due::Stage(i) => (order::ARRIVE, order::link_source(i as u16)),
             Due::Timer(i) => (order::WAKE, order::link_source(i as u16)),
+            Due::Change(i) => (order::CHANGE, i as u32),
             Due::Sample => (order::SAMPLE, 0),
         }
     }
@@ -209,6 +219,16 @@ struct Datapath {
     route: Vec<Hop>,
     /// First link of the downward and the upward path (`None`: an empty path).
     entry: [Option<usize>; 2],
+    /// The shared path each way (a hand-off changes it).
+    path: FlowPath,
+    /// The scenario's timed changes, and the index of the next one due.
+    changes: Vec<TimedChange>,
+    next_change: usize,
+    /// Per link: down (keep its packets?), and what is kept while it is down: packets that
+    /// arrived at it, and packets on their way from it.
+    down: Vec<Option<bool>>,
+    held_in: Vec<Vec<EmuPacket>>,
+    held_out: Vec<Vec<EmuPacket>>,
     pending: Vec<VecDeque<(Instant, EmuPacket)>>,
     client: OwnedFd,
     server: OwnedFd,
@@ -293,6 +313,7 @@ impl Datapath {
             consider(self.links[i].link.poll_at(), Due::Timer(i));
             consider(self.pending[i].front().map(|p| p.0), Due::Stage(i));
         }
+        consider(self.changes.get(self.next_change).map(|c| c.at), Due::Change(self.next_change));
         if sampling {
             consider(Some(self.next_sample), Due::Sample);
         }
@@ -322,14 +343,11 @@ impl Datapath {
                 }
                 Due::Stage(i) => {
                     let (due, pkt) = self.pending[i].pop_front().expect("front exists");
-                    let hop = self.route[i];
-                    match hop.next {
-                        Some(next) => {
-                            self.links[next].link.enqueue(due, pkt);
-                            self.drain_link(next);
-                        }
-                        None => self.deliver(!hop.up, due, pkt),
-                    }
+                    self.leave(i, due, pkt);
+                }
+                Due::Change(k) => {
+                    self.next_change += 1;
+                    self.apply_change(k, t);
                 }
                 Due::Sample => {
                     for i in 0..self.links.len() {
@@ -350,6 +368,77 @@ impl Datapath {
             // Idle: skip the sample instants that passed (no wake-ups while idle).
             let k = (now.as_nanos() - self.next_sample.as_nanos()) / self.cfg.sample_interval.as_nanos() + 1;
             self.next_sample += self.cfg.sample_interval.saturating_mul(k);
+        }
+    }
+
+    /// A packet that left link `i` (due at the next stage at `due`) goes on: into the next link,
+    /// or out to its TUN device. An outage of `i` catches it on the way; one of the next link,
+    /// on arrival.
+    fn leave(&mut self, i: usize, due: Instant, pkt: EmuPacket) {
+        if let Some(keep) = self.down[i] {
+            return self.outage(i, keep, false, due, pkt);
+        }
+        let hop = self.route[i];
+        match hop.next {
+            Some(next) => self.arrive(next, due, pkt),
+            None => self.deliver(!hop.up, due, pkt),
+        }
+    }
+
+    /// A packet arrives at link `i` at `at`.
+    fn arrive(&mut self, i: usize, at: Instant, pkt: EmuPacket) {
+        if let Some(keep) = self.down[i] {
+            return self.outage(i, keep, true, at, pkt);
+        }
+        self.links[i].link.enqueue(at, pkt);
+        self.drain_link(i);
+    }
+
+    /// Keeps a packet that link `i`'s outage caught until the link is up, or drops it.
+    fn outage(&mut self, i: usize, keep: bool, arriving: bool, at: Instant, pkt: EmuPacket) {
+        if keep {
+            let held = if arriving { &mut self.held_in[i] } else { &mut self.held_out[i] };
+            held.push(pkt);
+            return;
+        }
+        self.report.outage_drops[i] += 1;
+        let len = pkt.data.len() as u32;
+        self.left(self.route[i].up, len);
+        self.send(Record::NetEvent { time_ns: at.as_nanos(), kind: "outage", link: self.links[i].name, flow: pkt.flow(), bytes: len });
+    }
+
+    /// Applies the scenario's timed change `k`, due at `t`.
+    fn apply_change(&mut self, k: usize, t: Instant) {
+        let change = self.changes[k].change.clone();
+        let link = match &change {
+            NetChange::Set { link, .. } | NetChange::Down { link, .. } | NetChange::Up { link } => Some(*link as usize),
+            NetChange::Path { .. } => None,
+        };
+        let name = link.map_or("", |l| self.links[l].name);
+        self.send(Record::NetEvent { time_ns: t.as_nanos(), kind: change.kind(), link: name, flow: NO_FLOW, bytes: 0 });
+        match change {
+            NetChange::Set { link, change } => {
+                let l = link as usize;
+                // Validated: the scenario names only what the model can change.
+                self.links[l].link.change(t, &change).expect("a change the model accepts");
+                self.drain_link(l);
+            }
+            NetChange::Down { link, keep } => self.down[link as usize] = Some(keep),
+            NetChange::Up { link } => {
+                let l = link as usize;
+                self.down[l] = None;
+                for pkt in std::mem::take(&mut self.held_out[l]) {
+                    self.leave(l, t, pkt);
+                }
+                for pkt in std::mem::take(&mut self.held_in[l]) {
+                    self.arrive(l, t, pkt);
+                }
+            }
+            NetChange::Path { down, up, .. } => {
+                self.path.down = down.unwrap_or(std::mem::take(&mut self.path.down));
+                self.path.up = up.unwrap_or(std::mem::take(&mut self.path.up));
+                (self.route, self.entry) = routes(self.links.len(), &self.path);
+            }
         }
     }
 
@@ -420,10 +509,7 @@ impl Datapath {
                     let held = &mut self.report.in_flight_max_bytes[dir];
                     *held = (*held).max(self.in_flight[dir]);
                     match self.entry[dir] {
-                        Some(link) => {
-                            self.links[link].link.enqueue(now, pkt);
-                            self.drain_link(link);
-                        }
+                        Some(link) => self.arrive(link, now, pkt),
                         None => self.deliver(!from_client, now, pkt),
                     }
                 }
@@ -513,6 +599,8 @@ pub struct DatapathParts {
     pub links: Vec<BuiltLink<EmuPacket>>,
     /// The path of each direction through `links`.
     pub path: FlowPath,
+    /// The scenario's timed changes, in time order.
+    pub changes: Vec<TimedChange>,
     pub client: OwnedFd,
     pub server: OwnedFd,
     pub origin_mono_ns: u64,
@@ -557,12 +645,19 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
         // the configured guard nor above MAX_GUARD_NS.
         let mut guard = parts.cfg.guard_ns;
         let mut wake_late_ewma = parts.cfg.guard_ns as f64;
-        let (route, entry) = routes(parts.links.len(), &parts.path);
+        let n = parts.links.len();
+        let (route, entry) = routes(n, &parts.path);
         let mut dp = Datapath {
-            pending: (0..parts.links.len()).map(|_| VecDeque::new()).collect(),
+            pending: (0..n).map(|_| VecDeque::new()).collect(),
             links: parts.links,
             route,
             entry,
+            path: parts.path,
+            changes: parts.changes,
+            next_change: 0,
+            down: vec![None; n],
+            held_in: vec![Vec::new(); n],
+            held_out: vec![Vec::new(); n],
             client: parts.client,
             server: parts.server,
             origin: parts.origin_mono_ns,
@@ -581,6 +676,7 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
             last_delivery_due: 0,
         };
         dp.report.guard_us = guard as f64 / 1000.0;
+        dp.report.outage_drops = vec![0; n];
         dp.report.max_in_flight_bytes = dp.cfg.max_in_flight_bytes;
         let mut armed: Option<u64> = None;
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 8];

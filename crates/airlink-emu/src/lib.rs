@@ -168,9 +168,11 @@ impl Emulation {
                     .into(),
             ));
         }
-        if !network.changes.is_empty() {
+        if s.flow.len() > 1 && network.changes.iter().any(|c| matches!(c.change, airlink_net::NetChange::Path { .. })) {
             return Err(EmuError::Build(
-                "[[change]]: timed changes are not emulated yet (the datapath runs the links as they start); run this scenario in simulation".into(),
+                "[[change]]: moving one of several flows to other links is not emulated yet (the datapath runs one shared path each way); \
+                 run this scenario in simulation"
+                    .into(),
             ));
         }
         let e = &s.emulation;
@@ -229,6 +231,7 @@ impl Emulation {
         let parts = DatapathParts {
             links: network.links,
             path: network.shared,
+            changes: network.changes,
             client: client_fd,
             server: server_fd,
             origin_mono_ns: origin,
@@ -561,7 +564,11 @@ fn summary(
     tun: &BTreeMap<&str, TunCounters>,
 ) -> serde_json::Value {
     // The receiving kernel drops corrupted packets; airlink does not see it.
-    let links: Vec<LinkSummary> = links.iter().map(|l| LinkSummary::new(l.name, l.model, l.link.stats(), 0)).collect();
+    let links: Vec<LinkSummary> = links
+        .iter()
+        .zip(&report.outage_drops)
+        .map(|(l, &outage_drops)| LinkSummary { outage_drops, ..LinkSummary::new(l.name, l.model, l.link.stats(), 0) })
+        .collect();
     // Every drop the scenario did not ask for, by cause.
     let kernel_drops: u64 = tun.values().map(|t| t.tx_dropped + t.rx_dropped + t.tx_errors + t.rx_errors).sum();
     let mut warnings = Vec::new();

@@ -43,6 +43,14 @@ pub enum Record {
         mono_ns: u64,
         len: u32,
     },
+    /// A timed change, or a packet an outage lost (kinds as in simulation).
+    NetEvent {
+        time_ns: u64,
+        kind: &'static str,
+        link: &'static str,
+        flow: u32,
+        bytes: u32,
+    },
     /// A packet dropped on arrival: its direction's links held their byte bound already.
     LimitDrop {
         side: Side,
@@ -237,6 +245,10 @@ pub fn run(
                     LinkEvent::Drop { at, flow, bytes, reason } => local.event(at.as_nanos(), reason.as_str(), link, flow, bytes, 0),
                     LinkEvent::ArqGaveUp { at, flow, bit_errors } => local.event(at.as_nanos(), "arq_gave_up", link, flow, 0, bit_errors),
                 }
+                flush_rows += 1;
+            }
+            Record::NetEvent { time_ns, kind, link, flow, bytes } => {
+                local.event(time_ns, kind, link, flow, bytes, 0);
                 flush_rows += 1;
             }
             Record::Malformed { side, mono_ns, len } | Record::LimitDrop { side, mono_ns, len } => {
