@@ -40,6 +40,21 @@ pub struct CubicConfig {
     /// clamp(min RTT/8, 4 ms, 16 ms). Off: slow start runs until a loss, which on a deep
     /// drop-tail queue overshoots by up to a window. Default off (RFC 9438 leaves it optional).
     pub hystart: bool,
+    /// With `hystart`, also HyStart's ACK-train test (Linux `hystart_detect` includes it by
+    /// default): slow start ends once the ACKs of one round, none more than 2 ms after the
+    /// previous, have kept coming for half the minimum RTT, i.e. cwnd is near one
+    /// bandwidth-delay product. Only fast links give such trains (at 10 Mbit/s delayed ACKs
+    /// are 2.4 ms apart); there slow start doubling per RTT outruns the delay test, which
+    /// only sees the queue a round late. Default off.
+    pub hystart_ack_train: bool,
+    /// Linux `bictcp_update` (`tcp_cubic.c`) where it differs from RFC 9438 §4.2-4.3: W_est
+    /// grows at α = 3(1−β)/(1+β) throughout (RFC: α = 1 once W_est ≥ cwnd_prior, which makes
+    /// the window twice as fast in the Reno-friendly region after a small loss); cwnd moves
+    /// towards W_est by (W_est − cwnd)/cwnd per acked segment instead of jumping onto it; the
+    /// target looks one *minimum* RTT ahead (`delay_min`; RFC: SRTT); before the first loss,
+    /// and after an RTO (`bictcp_reset` clears `last_max_cwnd`), cwnd grows at least 5 % per
+    /// RTT (`cnt` ≤ 20). Default off.
+    pub linux_update: bool,
 }
 
 impl CubicConfig {
@@ -51,6 +66,8 @@ impl CubicConfig {
         reno_friendly: true,
         ssthresh_from_cwnd: false,
         hystart: false,
+        hystart_ack_train: false,
+        linux_update: false,
     };
     /// Linux `tcp_cubic.c` of the spec's \[S3\] era: β = 717/1024, C = 41·10/1024 (v).
     pub const LINUX: CubicConfig = CubicConfig {
@@ -60,6 +77,8 @@ impl CubicConfig {
         reno_friendly: true,
         ssthresh_from_cwnd: true,
         hystart: false,
+        hystart_ack_train: true,
+        linux_update: true,
     };
 
     /// Checks C > 0 (finite) and β in (0, 1).
@@ -95,14 +114,21 @@ pub fn w_cubic(t: f64, k: f64, w_max: f64, c: f64) -> f64 {
     c * d * d * d + w_max
 }
 
-/// HyStart's per-round state (Linux `bictcp` `round_start`, `end_seq`, `curr_rtt`, `sample_cnt`).
+/// HyStart's per-round state (Linux `bictcp` `round_start`, `last_ack`, `end_seq`, `curr_rtt`,
+/// `sample_cnt`).
 #[derive(Clone, Debug, Default)]
 struct HyStart {
     /// The round ends when the cumulative ACK passes this (HighData at its start).
     end_seq: u64,
     samples: u32,
     curr_rtt: Option<airlink_engine::Duration>,
+    round_start: Instant,
+    /// The last ACK of the round's unbroken ACK train.
+    train_end: Instant,
 }
+
+/// ACKs at most this far apart make a train (Linux `hystart_ack_delta_us`).
+const HYSTART_ACK_DELTA: airlink_engine::Duration = airlink_engine::Duration::from_millis(2);
 
 /// Samples per round before HyStart judges it (Linux `HYSTART_MIN_SAMPLES`).
 const HYSTART_MIN_SAMPLES: u32 = 8;
@@ -133,6 +159,8 @@ pub struct Cubic {
     after_timeout: bool,
     last_ack: Option<Instant>,
     hystart: HyStart,
+    /// Grow by delivered bytes (`ControllerInit::count_delivered`).
+    count_delivered: bool,
 }
 
 impl Cubic {
@@ -148,22 +176,36 @@ impl Cubic {
             after_timeout: false,
             last_ack: None,
             hystart: HyStart::default(),
+            count_delivered: init.count_delivered,
         }
     }
 
-    /// HyStart's delay test on one ACK in slow start: true when slow start should end.
-    fn hystart_exit(&mut self, ack: &AckEvent) -> bool {
+    /// HyStart on one ACK in slow start: true when slow start should end.
+    fn hystart_exit(&mut self, now: Instant, ack: &AckEvent) -> bool {
         let cwnd = self.segs(self.cwnd);
         let h = &mut self.hystart;
         if ack.ack > h.end_seq {
             *h = HyStart {
                 end_seq: ack.high_data,
+                round_start: now,
+                train_end: now,
                 ..HyStart::default()
             };
         }
         let (Some(rtt), Some(min)) = (ack.rtt, ack.min_rtt) else {
             return false;
         };
+        // ACK-train test: the round's ACKs, each within 2 ms of the previous, have been
+        // arriving for more than half the minimum RTT, so the pipe is full (Linux
+        // `HYSTART_ACK_TRAIN`, without the sub-millisecond allowance for pacing and TSO).
+        if self.cfg.hystart_ack_train && now.saturating_since(h.train_end) <= HYSTART_ACK_DELTA {
+            h.train_end = now;
+            if cwnd >= HYSTART_LOW_WINDOW
+                && now.saturating_since(h.round_start).as_nanos() > min.as_nanos() / 2
+            {
+                return true;
+            }
+        }
         if h.samples < HYSTART_MIN_SAMPLES {
             h.samples += 1;
             h.curr_rtt = Some(h.curr_rtt.map_or(rtt, |c| c.min(rtt)));
@@ -221,13 +263,27 @@ impl CongestionController for Cubic {
             }
             return;
         }
+        let mut acked = if self.count_delivered {
+            ack.delivered_bytes
+        } else {
+            ack.acked_bytes
+        };
         if self.cwnd < self.ssthresh {
-            if self.cfg.hystart && self.hystart_exit(ack) {
+            if self.cfg.hystart && self.hystart_exit(now, ack) {
                 self.ssthresh = self.cwnd;
                 return;
             }
-            self.cwnd += ack.acked_bytes.min(self.smss);
-            return;
+            if !self.count_delivered {
+                self.cwnd += acked.min(self.smss);
+                return;
+            }
+            // Linux `tcp_slow_start`: up to ssthresh; the rest counts for avoidance.
+            let add = acked.min(self.ssthresh - self.cwnd);
+            self.cwnd += add;
+            acked -= add;
+            if acked == 0 {
+                return;
+            }
         }
         let cwnd = self.segs(self.cwnd);
         if self.epoch.is_none() {
@@ -244,21 +300,39 @@ impl CongestionController for Cubic {
                 w_est: cwnd,
             });
         }
-        let (c, beta) = (self.cfg.c, self.cfg.beta);
+        let (c, beta, linux) = (self.cfg.c, self.cfg.beta, self.cfg.linux_update);
+        let no_loss_yet = self.w_max == 0.0;
         let ep = self.epoch.as_mut().expect("epoch set above");
         let t = now.saturating_since(ep.start).as_secs_f64();
-        let rtt = ack.srtt.or(ack.rtt).map_or(0.0, |d| d.as_secs_f64());
-        let n = ack.acked_bytes as f64 / self.smss as f64;
-        let alpha = if ep.w_est >= self.cwnd_prior {
+        let rtt = if linux {
+            ack.min_rtt.or(ack.rtt)
+        } else {
+            ack.srtt.or(ack.rtt)
+        };
+        let rtt = rtt.map_or(0.0, |d| d.as_secs_f64());
+        let n = acked as f64 / self.smss as f64;
+        let alpha = if ep.w_est >= self.cwnd_prior && !linux {
             1.0
         } else {
             3.0 * (1.0 - beta) / (1.0 + beta)
         };
         ep.w_est += alpha * n / cwnd;
-        let new = if self.cfg.reno_friendly && w_cubic(t, ep.k, ep.origin, c) < ep.w_est {
+        let target = w_cubic(t + rtt, ep.k, ep.origin, c).clamp(cwnd, 1.5 * cwnd);
+        let new = if linux {
+            // Linux `bictcp_update`: cwnd grows by 1/cnt per acked segment, cnt from the
+            // cubic target; at least 5 % per RTT before any loss (cnt <= 20); towards W_est,
+            // not onto it, when that is ahead; at most 1.5x per RTT (cnt >= 2).
+            let mut per_segment = (target - cwnd) / cwnd;
+            if no_loss_yet {
+                per_segment = per_segment.max(1.0 / 20.0);
+            }
+            if self.cfg.reno_friendly {
+                per_segment = per_segment.max((ep.w_est - cwnd) / cwnd);
+            }
+            cwnd + per_segment.min(0.5) * n
+        } else if self.cfg.reno_friendly && w_cubic(t, ep.k, ep.origin, c) < ep.w_est {
             ep.w_est
         } else {
-            let target = w_cubic(t + rtt, ep.k, ep.origin, c).clamp(cwnd, 1.5 * cwnd);
             cwnd + (target - cwnd) / cwnd * n
         };
         let new_bytes = (new * self.smss as f64) as u64;
@@ -278,7 +352,14 @@ impl CongestionController for Cubic {
                     self.reduce(ev.flight_size);
                 }
                 self.cwnd = self.smss;
-                self.after_timeout = true;
+                if self.cfg.linux_update {
+                    // `bictcp_reset` on entering the Loss state forgets W_max (after ssthresh
+                    // was taken from it): the next epoch starts at cwnd with K = 0 and the
+                    // no-loss-yet minimum growth.
+                    self.w_max = 0.0;
+                } else {
+                    self.after_timeout = true;
+                }
             }
         }
     }
@@ -339,6 +420,7 @@ mod tests {
             smss,
             initial_window: 90 * smss,
             initial_ssthresh: u64::MAX,
+            count_delivered: false,
         };
         let mut c = Cubic::new(CubicConfig::RFC9438, &init);
         c.w_max = 100.0;
@@ -372,6 +454,7 @@ mod tests {
             smss,
             initial_window: 100 * smss,
             initial_ssthresh: u64::MAX,
+            count_delivered: false,
         };
         let mut c = Cubic::new(
             CubicConfig {
@@ -400,6 +483,7 @@ mod tests {
                     ack: 0,
                     acked_bytes: smss,
                     sacked_bytes: 0,
+                    delivered_bytes: 0,
                     rtt: Some(rtt),
                     srtt: Some(rtt),
                     min_rtt: Some(rtt),

@@ -7,12 +7,17 @@ use super::{
 };
 use airlink_engine::Instant;
 
-/// RFC 5681 slow start and congestion avoidance; RFC 5681 eq. (4) on loss.
+/// RFC 5681 slow start and congestion avoidance; RFC 5681 eq. (4) on loss. With
+/// `count_delivered`, growth counts delivered bytes as Linux's `tcp_reno_cong_avoid` does.
 #[derive(Clone, Debug)]
 pub struct Reno {
     smss: u64,
     cwnd: u64,
     ssthresh: u64,
+    count_delivered: bool,
+    /// Bytes delivered in congestion avoidance not yet turned into cwnd (RFC 3465
+    /// `bytes_acked`; Linux `snd_cwnd_cnt`, in segments there).
+    ca_acked: u64,
 }
 
 impl Reno {
@@ -21,6 +26,28 @@ impl Reno {
             smss: init.smss.max(1),
             cwnd: init.initial_window.max(1),
             ssthresh: init.initial_ssthresh,
+            count_delivered: init.count_delivered,
+            ca_acked: 0,
+        }
+    }
+
+    /// Linux `tcp_slow_start` then `tcp_cong_avoid_ai(cwnd)`, in bytes: slow start adds the
+    /// delivered bytes up to ssthresh, the rest counts towards one SMSS per cwnd delivered.
+    fn grow_counting(&mut self, delivered: u64) {
+        let mut left = delivered;
+        if self.cwnd < self.ssthresh {
+            let add = left.min(self.ssthresh - self.cwnd);
+            self.cwnd += add;
+            left -= add;
+            if left == 0 {
+                return;
+            }
+        }
+        self.ca_acked += left;
+        if self.ca_acked >= self.cwnd {
+            let segments = self.ca_acked / self.cwnd;
+            self.ca_acked -= segments * self.cwnd;
+            self.cwnd += segments * self.smss;
         }
     }
 
@@ -41,6 +68,10 @@ impl CongestionController for Reno {
         if ack.in_recovery || ack.acked_bytes == 0 {
             return;
         }
+        if self.count_delivered {
+            self.grow_counting(ack.delivered_bytes);
+            return;
+        }
         if self.cwnd < self.ssthresh {
             // Slow start (RFC 5681 eq. 2).
             self.cwnd += ack.acked_bytes.min(self.smss);
@@ -51,6 +82,7 @@ impl CongestionController for Reno {
     }
 
     fn on_congestion_event(&mut self, _now: Instant, ev: &CongestionEvent<'_>) {
+        self.ca_acked = 0;
         match ev.kind {
             CongestionKind::FastRetransmit => {
                 self.ssthresh = self.half(ev.flight_size);
@@ -95,6 +127,7 @@ mod tests {
             ack: 0,
             acked_bytes: bytes,
             sacked_bytes: 0,
+            delivered_bytes: 0,
             rtt: None,
             srtt: None,
             min_rtt: None,
@@ -112,6 +145,7 @@ mod tests {
             smss: 1000,
             initial_window: 3000,
             initial_ssthresh: 5000,
+            count_delivered: false,
         });
         r.on_ack(t, &ack(2000));
         assert_eq!(r.window(), 4000, "slow start adds at most one SMSS per ACK");
