@@ -226,15 +226,17 @@ impl TcpConfig {
     /// SACK, RTO ≥ SRTT + 200 ms (`TCP_RTO_MIN` on the variance term), initial RTO 1 s,
     /// delayed ACK 40 ms (`TCP_DELACK_MIN`, the start of Linux's adaptive ATO) after 16
     /// quick ACKs (`TCP_MAX_QUICKACKS`), PRR in recovery (RFC 6937, on since Linux 3.2),
-    /// RACK's rule for what an RTO deems lost (RFC 8985 §6.3), cwnd growth by the segments each
-    /// ACK delivered (`count_delivered`), and with CUBIC the kernel's constants, window update
-    /// and HyStart (set by the scenario builder from [`crate::CubicConfig::LINUX`] with
-    /// `hystart`). The RTO timer restarts on fast retransmit and SACK survives a timeout
-    /// in every preset. Not modelled: the rest of RACK-TLP (time-based loss detection in
-    /// recovery, tail loss probes), so a lost retransmission still waits for the RTO; F-RTO
-    /// and DSACK undo (RFC 5682, 3708), which only matter after spurious timeouts and
-    /// retransmissions (none on issue 10's case); receive-window auto-tuning (the window is
-    /// `rwnd` from the start).
+    /// RACK's rules for what an RTO deems lost (RFC 8985 §6.3) and for lost retransmissions
+    /// (`rack_lost_retransmit`), cwnd growth by the segments each ACK delivered
+    /// (`count_delivered`), and with CUBIC the kernel's constants, window update and HyStart
+    /// (set by the scenario builder from [`crate::CubicConfig::LINUX`] with `hystart`). The RTO
+    /// timer restarts on fast retransmit and SACK survives a timeout in every preset. Not
+    /// modelled: the rest of RACK-TLP (time-based detection of first transmissions, which
+    /// DupThresh and the SACK scoreboard find alike when nothing is reordered; tail loss
+    /// probes, which Linux sends when a window's last segments are lost and no SACK follows:
+    /// there the RTO remains); F-RTO and DSACK undo (RFC 5682, 3708), which only matter after
+    /// spurious timeouts and retransmissions; receive-window auto-tuning (the window is
+    /// `rwnd` from the start); Linux's whole-segment cwnd arithmetic (airlink's is in bytes).
     pub fn linux() -> Self {
         TcpConfig {
             initial_window: Some(10),

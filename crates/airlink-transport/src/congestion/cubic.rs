@@ -4,16 +4,16 @@
 //!
 //! | RFC 9438 / spec D.4 | here |
 //! |---|---|
-//! | C = 0.4, β = 0.7, fast convergence, Reno-friendly region | [`CubicConfig::RFC9438`]; [`CubicConfig::LINUX`] has β = 717/1024, C = 410/1024 |
+//! | C = 0.4, β = 0.7, fast convergence, Reno-friendly region | [`CubicConfig::RFC9438`]; [`CubicConfig::LINUX`] has β = 717/1024, C = 410/1024 and `linux_update` (below) |
 //! | loss: ssthresh = max(FlightSize·β, 2 SMSS) (r) | same; `ssthresh_from_cwnd` uses cwnd·β as Linux does |
 //! | fast convergence: W_max = cwnd·(1+β)/2 if cwnd < previous W_max | same |
 //! | epoch at first CA ACK: K = ∛((W_max − cwnd_epoch)/C), K = 0 if W_max ≤ cwnd_epoch | same; the curve is then anchored at cwnd_epoch (Linux `bic_origin_point`) |
 //! | target = clamp(W_cubic(t + SRTT), cwnd, 1.5·cwnd); cwnd += (target − cwnd)/cwnd per acked segment | same |
-//! | W_est += α·n/cwnd, α = 3(1−β)/(1+β) until W_est ≥ cwnd_prior, then 1 | same |
-//! | W_cubic(t) < W_est → cwnd = W_est | cwnd = max(cwnd, W_est): never shrinks in CA (A) |
+//! | W_est += α·n/cwnd, α = 3(1−β)/(1+β) until W_est ≥ cwnd_prior, then 1 | same (n = acked segments, or delivered ones with `count_delivered`); `linux_update`: α throughout (`tcp_friendliness` in `bictcp_update`) |
+//! | W_cubic(t) < W_est → cwnd = W_est | cwnd = max(cwnd, W_est): never shrinks in CA (A); `linux_update`: cwnd += max(target − cwnd, W_est − cwnd)/cwnd per segment, at least 1/20 before any loss and after an RTO, at most 1/2 (Linux `cnt`), target one min RTT ahead |
 //! | t excludes application-limited time | app-limited ACKs move the epoch start forward by the time since the previous ACK and do not grow cwnd (A) |
-//! | RTO: ssthresh as on loss; next CA stage with K = 0, W_max = W_est = cwnd (r, RFC §4.8) | same (ssthresh held on consecutive RTOs as RFC 5681) |
-//! | slow start | RFC 5681 slow start; with `hystart`, HyStart's delay test ends it early (Linux `tcp_cubic.c` `hystart_update`, `HYSTART_DELAY`; the ACK-train test is not modelled) |
+//! | RTO: ssthresh as on loss; next CA stage with K = 0, W_max = W_est = cwnd (r, RFC §4.8) | same (ssthresh held on consecutive RTOs as RFC 5681); `linux_update`: W_max forgotten (`bictcp_reset`) |
+//! | slow start | RFC 5681 slow start (with `count_delivered`: Linux `tcp_slow_start`, + delivered bytes up to ssthresh, the rest for avoidance); with `hystart`, HyStart's delay test ends it early (Linux `tcp_cubic.c` `hystart_update`, `HYSTART_DELAY`), with `hystart_ack_train` also its ACK-train test (`HYSTART_ACK_TRAIN`) |
 
 use super::{
     in_unit_open, newreno_exit_window, AckEvent, CongestionConfigError, CongestionController,
@@ -497,5 +497,103 @@ mod tests {
         }
         let w = c.window() as f64 / smss as f64;
         assert!((99.0..=101.5).contains(&w), "cwnd at K = {w} segments");
+    }
+
+    /// `rounds` round trips of 100 ms with delayed ACKs: the window's whole segments
+    /// acknowledged two per ACK (the last alone if odd), spread over the round. Returns cwnd
+    /// in segments.
+    fn run_rounds(c: &mut Cubic, now: &mut Instant, rounds: u32) -> f64 {
+        let smss = 1000;
+        let rtt = Duration::from_millis(100);
+        for _ in 0..rounds {
+            let segments = c.window() / smss;
+            let step = Duration::from_nanos(rtt.as_nanos() / segments.div_ceil(2));
+            for i in (0..segments).step_by(2) {
+                *now += step;
+                let bytes = smss * (segments - i).min(2);
+                let a = AckEvent {
+                    ack: 0,
+                    acked_bytes: bytes,
+                    sacked_bytes: 0,
+                    delivered_bytes: bytes,
+                    rtt: Some(rtt),
+                    srtt: Some(rtt),
+                    min_rtt: Some(rtt),
+                    in_flight: 0,
+                    high_data: 0,
+                    in_recovery: false,
+                    app_limited: false,
+                };
+                c.on_ack(*now, &a);
+            }
+        }
+        c.window() as f64 / smss as f64
+    }
+
+    fn cubic_at(cfg: CubicConfig, cwnd: u64, ssthresh: u64) -> Cubic {
+        Cubic::new(
+            cfg,
+            &ControllerInit {
+                smss: 1000,
+                initial_window: cwnd * 1000,
+                initial_ssthresh: ssthresh * 1000,
+                count_delivered: true,
+            },
+        )
+    }
+
+    /// The Reno-friendly region after a loss at 10 segments (the cubic term made negligible
+    /// with a tiny C): Linux's W_est grows α = 3(1−β)/(1+β) ≈ 0.53 segment per RTT throughout,
+    /// so 40 round trips take cwnd from 7 to about 7 + 40·0.53 ≈ 28; RFC 9438 switches to
+    /// α = 1 once W_est passes the 10 segments before the loss (after about 6 round trips),
+    /// reaching about 10 + 34 = 44.
+    #[test]
+    fn reno_friendly_growth_linux_against_rfc() {
+        let loss = CongestionEvent {
+            kind: CongestionKind::FastRetransmit,
+            flight_size: 10_000,
+            in_flight: 10_000,
+            loss: None,
+        };
+        let grow = |cfg: CubicConfig| {
+            let mut c = cubic_at(CubicConfig { c: 1e-9, ..cfg }, 10, 1000);
+            c.on_congestion_event(Instant::ZERO, &loss);
+            let mut now = Instant::ZERO;
+            run_rounds(&mut c, &mut now, 40)
+        };
+        let linux = grow(CubicConfig::LINUX);
+        let alpha = 3.0 * (1.0 - 717.0 / 1024.0) / (1.0 + 717.0 / 1024.0);
+        // Rounds deliver whole segments only, and cwnd trails W_est by about a round's
+        // growth: a little under the estimate.
+        let expect = 7.0 + 40.0 * alpha;
+        assert!(
+            (expect - 1.5..=expect + 0.5).contains(&linux),
+            "Linux: {linux} segments, about {expect}"
+        );
+        let rfc = grow(CubicConfig {
+            beta: 717.0 / 1024.0,
+            ..CubicConfig::RFC9438
+        });
+        assert!((41.0..=45.0).contains(&rfc), "RFC 9438: {rfc} segments");
+    }
+
+    /// Congestion avoidance before any loss (slow start ended by HyStart, W_max unknown):
+    /// Linux grows at least 5 % per RTT (`cnt` ≤ 20), 100 · 1.05^20 ≈ 265 segments after 20
+    /// round trips; the RFC curve anchored at cwnd with K = 0 is almost flat for 2 s, and
+    /// W_est adds a segment per RTT.
+    #[test]
+    fn no_loss_yet_grows_five_percent_per_rtt_in_linux() {
+        let mut now = Instant::ZERO;
+        let mut linux = cubic_at(CubicConfig::LINUX, 100, 100);
+        let w = run_rounds(&mut linux, &mut now, 20);
+        let expect = 100.0 * 1.05f64.powi(20);
+        assert!(
+            (expect * 0.97..=expect * 1.01).contains(&w),
+            "Linux: {w}, about {expect}"
+        );
+        let mut now = Instant::ZERO;
+        let mut rfc = cubic_at(CubicConfig::RFC9438, 100, 100);
+        let w = run_rounds(&mut rfc, &mut now, 20);
+        assert!((118.0..=126.0).contains(&w), "RFC 9438: {w}");
     }
 }
