@@ -393,6 +393,23 @@ mod tests {
         (a - b).abs() <= tol
     }
 
+    /// An ACK of new data, `bytes` acknowledged and delivered, on a path of constant RTT.
+    fn ack_of(bytes: u64, rtt: Duration) -> AckEvent {
+        AckEvent {
+            ack: 0,
+            acked_bytes: bytes,
+            sacked_bytes: 0,
+            delivered_bytes: bytes,
+            rtt: Some(rtt),
+            srtt: Some(rtt),
+            min_rtt: Some(rtt),
+            in_flight: 0,
+            high_data: 0,
+            in_recovery: false,
+            app_limited: false,
+        }
+    }
+
     /// Spec "Test vectors D": W_max = 100, cwnd_epoch = 70.
     #[test]
     fn k_and_w_cubic_vectors() {
@@ -479,20 +496,7 @@ mod tests {
             let step = Duration::from_nanos(rtt.as_nanos() / per_rtt);
             for _ in 0..per_rtt {
                 now += step;
-                let a = AckEvent {
-                    ack: 0,
-                    acked_bytes: smss,
-                    sacked_bytes: 0,
-                    delivered_bytes: 0,
-                    rtt: Some(rtt),
-                    srtt: Some(rtt),
-                    min_rtt: Some(rtt),
-                    in_flight: 0,
-                    high_data: 0,
-                    in_recovery: false,
-                    app_limited: false,
-                };
-                c.on_ack(now, &a);
+                c.on_ack(now, &ack_of(smss, rtt));
             }
         }
         let w = c.window() as f64 / smss as f64;
@@ -511,20 +515,7 @@ mod tests {
             for i in (0..segments).step_by(2) {
                 *now += step;
                 let bytes = smss * (segments - i).min(2);
-                let a = AckEvent {
-                    ack: 0,
-                    acked_bytes: bytes,
-                    sacked_bytes: 0,
-                    delivered_bytes: bytes,
-                    rtt: Some(rtt),
-                    srtt: Some(rtt),
-                    min_rtt: Some(rtt),
-                    in_flight: 0,
-                    high_data: 0,
-                    in_recovery: false,
-                    app_limited: false,
-                };
-                c.on_ack(*now, &a);
+                c.on_ack(*now, &ack_of(bytes, rtt));
             }
         }
         c.window() as f64 / smss as f64
