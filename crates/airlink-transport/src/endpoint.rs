@@ -277,6 +277,8 @@ pub struct TcpEndpoint {
     pending_rexmit: Option<u64>,
     /// Latest (re)transmission time among the segments SACKed so far (RFC 8985 RACK.xmit_ts).
     rack_xmit: Instant,
+    /// The RTT of that segment, measured when its SACK arrived (RFC 8985 RACK.rtt).
+    rack_rtt: Option<Duration>,
     /// With `rack_lost_retransmit`: retransmissions in the order they left (time, sequence
     /// number), until judged delivered or lost.
     rexmits: VecDeque<(Instant, u64)>,
@@ -373,6 +375,7 @@ impl TcpEndpoint {
             rescue_rxt: None,
             pending_rexmit: None,
             rack_xmit: Instant::ZERO,
+            rack_rtt: None,
             rexmits: VecDeque::new(),
             lost_rexmits: VecDeque::new(),
             probe_pending: false,
@@ -1076,7 +1079,10 @@ impl TcpEndpoint {
                         if let Some(r) = self.sent.get(i) {
                             let min_rtt = self.rtt.min_rtt().unwrap_or(Duration::ZERO);
                             if !r.retransmitted || now.saturating_since(r.last_sent) >= min_rtt {
-                                self.rack_xmit = self.rack_xmit.max(r.last_sent);
+                                if r.last_sent >= self.rack_xmit {
+                                    self.rack_xmit = r.last_sent;
+                                    self.rack_rtt = Some(now.saturating_since(r.last_sent));
+                                }
                             }
                         }
                     }
@@ -1432,7 +1438,14 @@ impl TcpEndpoint {
     /// go-back) or, with `rto_spares_recent`, what was sent more than an RTT ago and the
     /// first outstanding segment (RFC 8985 §6.3; Linux `tcp_timeout_mark_lost`).
     fn rto_loss_boundary(&self, now: Instant) -> u64 {
-        let rtt = self.rtt.latest();
+        // The latest RTT, from the cumulative ACK's sample or from the SACK of the most
+        // recently sent segment delivered (RACK.rtt), whichever says longer: a queue that grew
+        // during recovery shows in SACKs first (no cumulative samples there without
+        // timestamps, by Karn's rule), and data still in it is not lost.
+        let rtt = match (self.rtt.latest(), self.rack_rtt) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
         match (self.cfg.rto_spares_recent, rtt) {
             (true, Some(rtt)) => {
                 let old = self.sent.partition_point(|r| r.sent + rtt <= now);
