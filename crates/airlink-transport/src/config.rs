@@ -86,6 +86,21 @@ pub struct TcpConfig {
     /// sent ones lost yet"). Off: RFC 5681/6675 go-back counts everything outstanding as lost,
     /// and resends segments still in flight, which then arrive twice. Default false.
     pub rto_spares_recent: bool,
+    /// Sender (Reno and CUBIC): grow cwnd by the data each ACK delivered, as Linux does
+    /// (`tcp_slow_start` and `tcp_cong_avoid_ai` in `tcp_cong.c` count the segments an ACK
+    /// acknowledged or newly SACKed, `acked_sacked`), which is RFC 3465 byte counting without its
+    /// L = 2 SMSS slow-start limit: slow start adds what was delivered (up to ssthresh; the rest
+    /// counts for congestion avoidance), congestion avoidance one SMSS per cwnd of delivered
+    /// bytes. Off: RFC 5681 counts ACKs (slow start at most one SMSS per ACK, congestion
+    /// avoidance SMSS²/cwnd per ACK), so with delayed ACKs (one ACK per two segments) Reno
+    /// grows half a segment per RTT instead of one. Default false.
+    pub count_delivered: bool,
+    /// Sender: a retransmission of the first unacknowledged segment is deemed lost again, and
+    /// resent, once a segment sent a reordering window (min RTT/4) after it has been SACKed
+    /// (RFC 8985 §6.2, RACK, for that segment; Linux counts these as `TCPLostRetransmit`).
+    /// Off: RFC 6675 has no rule for a lost retransmission, so the sender waits for the RTO,
+    /// whose go-back then also resends data still in flight. Default false.
+    pub rack_lost_retransmit: bool,
     /// Window policy. Default [`CongestionConfig::Reno`] (RFC 5681; NewReno with the default
     /// `recovery`).
     pub congestion: CongestionConfig,
@@ -112,6 +127,8 @@ impl Default for TcpConfig {
             quickack_segments: 0,
             prr: false,
             rto_spares_recent: false,
+            count_delivered: false,
+            rack_lost_retransmit: false,
             congestion: CongestionConfig::Reno,
         }
     }
@@ -209,14 +226,17 @@ impl TcpConfig {
     /// SACK, RTO ≥ SRTT + 200 ms (`TCP_RTO_MIN` on the variance term), initial RTO 1 s,
     /// delayed ACK 40 ms (`TCP_DELACK_MIN`, the start of Linux's adaptive ATO) after 16
     /// quick ACKs (`TCP_MAX_QUICKACKS`), PRR in recovery (RFC 6937, on since Linux 3.2),
-    /// RACK's rule for what an RTO deems lost (RFC 8985 §6.3), and with CUBIC the kernel's
-    /// constants and HyStart (set by the scenario builder from [`crate::CubicConfig::LINUX`]
-    /// with `hystart`). The RTO timer restarts on fast retransmit and SACK survives a timeout
-    /// in every preset. Not modelled: the rest of RACK-TLP (time-based loss detection in
-    /// recovery, tail loss probes), so a lost retransmission still waits for the RTO; F-RTO
-    /// and DSACK undo (RFC 5682, 3708), which only matter after spurious timeouts and
-    /// retransmissions (none on issue 10's case); receive-window auto-tuning (the window is
-    /// `rwnd` from the start).
+    /// RACK's rules for what an RTO deems lost (RFC 8985 §6.3) and for lost retransmissions
+    /// (`rack_lost_retransmit`), cwnd growth by the segments each ACK delivered
+    /// (`count_delivered`), and with CUBIC the kernel's constants, window update and HyStart
+    /// (set by the scenario builder from [`crate::CubicConfig::LINUX`] with `hystart`). The RTO
+    /// timer restarts on fast retransmit and SACK survives a timeout in every preset. Not
+    /// modelled: the rest of RACK-TLP (time-based detection of first transmissions, which
+    /// DupThresh and the SACK scoreboard find alike when nothing is reordered; tail loss
+    /// probes, which Linux sends when a window's last segments are lost and no SACK follows:
+    /// there the RTO remains); F-RTO and DSACK undo (RFC 5682, 3708), which only matter after
+    /// spurious timeouts and retransmissions; receive-window auto-tuning (the window is
+    /// `rwnd` from the start); Linux's whole-segment cwnd arithmetic (airlink's is in bytes).
     pub fn linux() -> Self {
         TcpConfig {
             initial_window: Some(10),
@@ -226,6 +246,8 @@ impl TcpConfig {
             quickack_segments: 16,
             prr: true,
             rto_spares_recent: true,
+            count_delivered: true,
+            rack_lost_retransmit: true,
             ..Self::default()
         }
     }

@@ -155,6 +155,9 @@ pub struct TcpStats {
     /// Segments dropped: impossible fields, ACK of unsent data, wrong state, outside the window.
     pub dropped_segments: u64,
     pub rtt_samples: u64,
+    /// Retransmissions found lost without a timeout (`TcpConfig::rack_lost_retransmit`; Linux
+    /// `TCPLostRetransmit`).
+    pub lost_retransmissions: u64,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -186,7 +189,10 @@ struct SentSeg {
     len: u32,
     fin: bool,
     retransmitted: bool,
+    /// First transmission (RTT samples, what an RTO spares).
     sent: Instant,
+    /// Latest transmission (RACK's xmit_ts).
+    last_sent: Instant,
 }
 
 impl SentSeg {
@@ -269,6 +275,15 @@ pub struct TcpEndpoint {
     rescue_rxt: Option<u64>,
     /// A retransmission owed regardless of cwnd.
     pending_rexmit: Option<u64>,
+    /// Latest (re)transmission time among the segments SACKed so far (RFC 8985 RACK.xmit_ts).
+    rack_xmit: Instant,
+    /// The RTT of that segment, measured when its SACK arrived (RFC 8985 RACK.rtt).
+    rack_rtt: Option<Duration>,
+    /// With `rack_lost_retransmit`: retransmissions in the order they left (time, sequence
+    /// number), until judged delivered or lost.
+    rexmits: VecDeque<(Instant, u64)>,
+    /// Retransmissions judged lost, to send again (lowest first).
+    lost_rexmits: VecDeque<u64>,
     probe_pending: bool,
     syn_pending: bool,
     syn_sent_at: Option<Instant>,
@@ -359,6 +374,10 @@ impl TcpEndpoint {
             inflation: 0,
             rescue_rxt: None,
             pending_rexmit: None,
+            rack_xmit: Instant::ZERO,
+            rack_rtt: None,
+            rexmits: VecDeque::new(),
+            lost_rexmits: VecDeque::new(),
             probe_pending: false,
             syn_pending: false,
             syn_sent_at: None,
@@ -708,6 +727,23 @@ impl TcpEndpoint {
             }
         );
         if fast_sack || self.recovery == RecoveryState::Loss {
+            // Retransmissions found lost (RACK), before RFC 6675's rule 1.
+            while let Some(&seq) = self.lost_rexmits.front() {
+                if seq < self.snd_una || self.board.is_sacked(seq) {
+                    self.lost_rexmits.pop_front();
+                    continue;
+                }
+                if smss > room {
+                    self.blocked = Blocked::Cwnd;
+                    return None;
+                }
+                self.lost_rexmits.pop_front();
+                if seq == self.snd_una {
+                    // As on fast retransmit: the timer restarts when it leaves.
+                    self.rto_at = None;
+                }
+                return Some(self.retransmit(now, seq, true));
+            }
             // Rule 1: the lowest lost un-SACKed byte above HighRxt.
             let s = self
                 .board
@@ -808,6 +844,7 @@ impl TcpEndpoint {
             fin,
             retransmitted: false,
             sent: now,
+            last_sent: now,
         });
         self.snd_max = seq + len + fin as u64;
         if fin && !self.rcv.fin_received {
@@ -843,6 +880,7 @@ impl TcpEndpoint {
             return seg;
         };
         rec.retransmitted = true;
+        rec.last_sent = now;
         let (rec_seq, rec_end, rec_fin) = (rec.seq, rec.payload_end(), rec.fin);
         let mut start = seq.clamp(rec_seq, rec_end);
         let (mut end, mut fin) = (rec_end, rec_fin);
@@ -857,6 +895,9 @@ impl TcpEndpoint {
             (start, end, fin) = (rec_seq, rec_end, rec_fin);
         }
         let len = end - start;
+        if self.cfg.rack_lost_retransmit && self.sack_ok {
+            self.rexmits.push_back((now, start));
+        }
         self.stats.retransmitted_segments += 1;
         self.stats.bytes_retransmitted += len;
         if counted {
@@ -1027,13 +1068,30 @@ impl TcpEndpoint {
                 }
                 let (s, e) = (s.max(lo), e.min(self.snd_max));
                 if s < e {
-                    newly_sacked += self.board.on_sack(s, e);
+                    let added = self.board.on_sack(s, e);
+                    newly_sacked += added;
+                    if added > 0 {
+                        // A block grows at its top, where the segment sent last usually is. A
+                        // retransmission SACKed sooner than min RTT after it left was the
+                        // original arriving late: it says nothing of its retransmission's time
+                        // (RFC 8985 §6.2 step 2).
+                        let i = self.sent.partition_point(|r| r.end() < e);
+                        if let Some(r) = self.sent.get(i) {
+                            let min_rtt = self.rtt.min_rtt().unwrap_or(Duration::ZERO);
+                            if !r.retransmitted || now.saturating_since(r.last_sent) >= min_rtt {
+                                if r.last_sent >= self.rack_xmit {
+                                    self.rack_xmit = r.last_sent;
+                                    self.rack_rtt = Some(now.saturating_since(r.last_sent));
+                                }
+                            }
+                        }
+                    }
                 }
             }
             self.last_sack = seg.sack;
         }
         if ack > self.snd_una {
-            self.on_new_ack(now, seg, newly_sacked);
+            self.on_new_ack(now, seg, newly_sacked, sacked_before);
         } else if ack == self.snd_una {
             self.on_same_ack(now, seg, old_wnd, newly_sacked);
         }
@@ -1048,6 +1106,7 @@ impl TcpEndpoint {
                 self.cc.on_loss_update(now, &view);
             }
         }
+        self.detect_lost_retransmissions();
         // RFC 6937 DeliveredData: the change in SND.UNA plus the change in SACKed bytes.
         let delivered =
             (self.snd_una - una_before + self.board.sacked_bytes()).saturating_sub(sacked_before);
@@ -1092,7 +1151,8 @@ impl TcpEndpoint {
         }
     }
 
-    fn on_new_ack(&mut self, now: Instant, seg: &Segment, newly_sacked: u64) {
+    /// `sacked_before`: SACKed bytes on the scoreboard before this ACK's SACK blocks.
+    fn on_new_ack(&mut self, now: Instant, seg: &Segment, newly_sacked: u64, sacked_before: u64) {
         let ack = seg.ack;
         let prev_una = self.snd_una;
         let payload_acked = ack
@@ -1204,6 +1264,11 @@ impl TcpEndpoint {
                 ack,
                 acked_bytes: payload_acked,
                 sacked_bytes: newly_sacked,
+                // Cumulatively acknowledged bytes the scoreboard did not hold yet, plus the
+                // newly SACKed ones (what the board lost to the cumulative ACK was counted
+                // when it was SACKed).
+                delivered_bytes: (payload_acked + self.board.sacked_bytes())
+                    .saturating_sub(sacked_before),
                 rtt: sample,
                 srtt: self.rtt.srtt(),
                 min_rtt: self.rtt.min_rtt(),
@@ -1329,11 +1394,58 @@ impl TcpEndpoint {
         self.rto_at = None;
     }
 
+    /// RFC 8985 §6.2's rule for retransmissions: one is lost once a segment sent more than a
+    /// reordering window (min RTT/4) after it has been SACKed (RACK.xmit_ts passed it) while
+    /// it was not. Linux finds these by RACK (`tcp_rack_detect_loss`, counted as
+    /// `TCPLostRetransmit`); RFC 6675 has no rule for them and waits for the RTO. Checks the
+    /// retransmissions in the order they left, so each is judged once: O(1) per ACK amortised.
+    fn detect_lost_retransmissions(&mut self) {
+        let recovering = matches!(
+            self.recovery,
+            RecoveryState::Loss
+                | RecoveryState::Fast {
+                    kind: RecoveryKind::Sack,
+                    ..
+                }
+        );
+        if !recovering {
+            // What recovery left behind was delivered.
+            self.rexmits.clear();
+            self.lost_rexmits.clear();
+            return;
+        }
+        let reo_wnd = self
+            .rtt
+            .min_rtt()
+            .map_or(Duration::ZERO, |m| Duration::from_nanos(m.as_nanos() / 4));
+        while let Some(&(sent, seq)) = self.rexmits.front() {
+            if sent + reo_wnd >= self.rack_xmit {
+                break;
+            }
+            self.rexmits.pop_front();
+            if seq < self.snd_una || self.board.is_sacked(seq) {
+                continue; // delivered
+            }
+            let i = self.sent.partition_point(|r| r.end() <= seq);
+            if self.sent.get(i).is_some_and(|r| r.last_sent == sent) {
+                self.stats.lost_retransmissions += 1;
+                self.lost_rexmits.push_back(seq);
+            }
+        }
+    }
+
     /// Everything below this counts as lost after an RTO: all that was sent (RFC 5681/6675
     /// go-back) or, with `rto_spares_recent`, what was sent more than an RTT ago and the
     /// first outstanding segment (RFC 8985 §6.3; Linux `tcp_timeout_mark_lost`).
     fn rto_loss_boundary(&self, now: Instant) -> u64 {
-        let rtt = self.rtt.latest();
+        // The latest RTT, from the cumulative ACK's sample or from the SACK of the most
+        // recently sent segment delivered (RACK.rtt), whichever says longer: a queue that grew
+        // during recovery shows in SACKs first (no cumulative samples there without
+        // timestamps, by Karn's rule), and data still in it is not lost.
+        let rtt = match (self.rtt.latest(), self.rack_rtt) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
         match (self.cfg.rto_spares_recent, rtt) {
             (true, Some(rtt)) => {
                 let old = self.sent.partition_point(|r| r.sent + rtt <= now);
@@ -1383,6 +1495,9 @@ impl TcpEndpoint {
                 self.dupacks = 0;
                 self.rescue_rxt = None;
                 self.board.reset_high_rxt(self.snd_una);
+                // The go-back resends everything deemed lost.
+                self.rexmits.clear();
+                self.lost_rexmits.clear();
                 // RFC 6298 (5.4): retransmit the earliest unacknowledged segment; the timer
                 // restarts when it leaves (5.6).
                 self.pending_rexmit = Some(self.snd_una);
@@ -1595,6 +1710,7 @@ fn controller_init(cfg: &TcpConfig, smss: u32) -> ControllerInit {
         smss: smss as u64,
         initial_window: iw as u64 * smss as u64,
         initial_ssthresh: cfg.initial_ssthresh.unwrap_or(u64::MAX),
+        count_delivered: cfg.count_delivered,
     }
 }
 

@@ -215,6 +215,76 @@ fn hystart_ends_slow_start_before_the_queue_overflows() {
     );
 }
 
+/// A lost retransmission: RACK's rule (the `linux` preset) finds it when data sent after it
+/// is SACKed and resends it at once, as the kernel does (`TCPLostRetransmit`); RFC 6675 alone
+/// waits for the RTO. Two holes whose first retransmissions are both lost: both found, no
+/// timeout, nothing arrives twice.
+#[test]
+fn lost_retransmissions_are_found_without_a_timeout() {
+    let mss = 1448; // the linux preset's, with timestamps
+    let seg = |i: u64| 1 + mss * i;
+    let run = |rack: bool| {
+        let cfg = TcpConfig {
+            initial_window: Some(40),
+            rwnd: 1 << 20,
+            rack_lost_retransmit: rack,
+            ..TcpConfig::linux()
+        };
+        let mut down = LinkConfig::delay(ms(50)).rate(10_000_000);
+        down.drop_seq = vec![(seg(5), 2), (seg(12), 2)];
+        let mut p = Pair::new(cfg.clone(), cfg, LinkConfig::delay(ms(50)), down, 1);
+        p.check = true;
+        p.download(200 * mss);
+        assert!(p.run(Instant::from_secs_f64(60.0), 1_000_000));
+        assert_eq!(p.client_app.delivered, 200 * mss);
+        (
+            p.server.stats().clone(),
+            p.client.stats().duplicate_segments,
+        )
+    };
+    let (with, dups) = run(true);
+    assert_eq!(with.timeouts, 0, "{with:?}");
+    assert_eq!(with.lost_retransmissions, 2, "{with:?}");
+    assert_eq!(with.retransmitted_segments, 4, "{with:?}");
+    assert_eq!(dups, 0);
+    let (without, _) = run(false);
+    assert_eq!(without.timeouts, 1, "{without:?}");
+    assert_eq!(without.lost_retransmissions, 0);
+}
+
+/// HyStart's ACK-train test at 100 Mbit/s, 20 ms each way, a queue of one BDP: slow start
+/// doubling per round trip (delivered counting) overshoots before the delay test sees the
+/// queue, and loses hundreds of packets; the ACK train (ACKs 0.24 ms apart) ends slow start
+/// near one BDP, and the drops are those of congestion avoidance filling the queue later
+/// (the kernel's CUBIC lost 43 packets in 20 s there).
+#[test]
+fn hystart_ack_train_ends_slow_start_near_one_bdp() {
+    let drops = |train: bool| {
+        let cfg = TcpConfig {
+            rwnd: 16 << 20,
+            congestion: CongestionConfig::Cubic(airlink_transport::CubicConfig {
+                hystart: true,
+                hystart_ack_train: train,
+                ..airlink_transport::CubicConfig::LINUX
+            }),
+            ..TcpConfig::linux()
+        };
+        let mut down = LinkConfig::delay(ms(20)).rate(100_000_000);
+        down.queue_packets = 333;
+        let mut p = Pair::new(cfg.clone(), cfg, LinkConfig::delay(ms(20)), down, 1);
+        p.download(20_000_000);
+        assert!(p.run(Instant::from_secs_f64(60.0), 10_000_000));
+        assert_eq!(p.client_app.delivered, 20_000_000);
+        (p.down.dropped, p.server.stats().timeouts)
+    };
+    let (with, without) = (drops(true), drops(false));
+    assert!(without.0 >= 100, "the delay test alone: {without:?}");
+    assert!(
+        with.0 * 10 <= without.0 && with.1 == 0,
+        "with the ACK train: {with:?}, without: {without:?}"
+    );
+}
+
 /// Quick-ACK mode: the first 16 data segments are acknowledged one by one; then every
 /// second one (delayed ACKs).
 #[test]

@@ -261,6 +261,7 @@ mod tests {
                 smss: SMSS,
                 initial_window: cwnd_segs * SMSS,
                 initial_ssthresh: cwnd_segs * SMSS,
+                count_delivered: false,
             },
         )
     }
@@ -418,6 +419,7 @@ mod tests {
                 smss: SMSS,
                 initial_window: 32 * SMSS,
                 initial_ssthresh: u64::MAX,
+                count_delivered: false,
             },
         );
         let mut sb = SackScoreboard::new();

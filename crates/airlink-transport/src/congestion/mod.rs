@@ -44,6 +44,10 @@ pub struct AckEvent {
     pub acked_bytes: u64,
     /// Bytes newly SACKed by this ACK.
     pub sacked_bytes: u64,
+    /// Bytes this ACK newly reported as received: cumulatively acknowledged bytes that were
+    /// not SACKed before, plus newly SACKed bytes (RFC 6937 DeliveredData; Linux counts the
+    /// same in segments, `acked_sacked` in `tcp_ack`, and grows cwnd by it).
+    pub delivered_bytes: u64,
     /// The RTT sample this ACK gave, if any (none for retransmitted data: Karn).
     pub rtt: Option<Duration>,
     /// Smoothed RTT after this sample.
@@ -188,6 +192,9 @@ pub struct ControllerInit {
     pub initial_window: u64,
     /// Initial ssthresh, bytes (`u64::MAX` = infinite).
     pub initial_ssthresh: u64,
+    /// Grow cwnd by the data each ACK delivered instead of per ACK (`TcpConfig::count_delivered`;
+    /// Reno and CUBIC use it).
+    pub count_delivered: bool,
 }
 
 /// Builds controllers; the endpoint builds one when created and again when the handshake has
@@ -352,6 +359,7 @@ mod tests {
                 smss: 1000,
                 initial_window: 3000,
                 initial_ssthresh: u64::MAX,
+                count_delivered: false,
             };
             assert_eq!(c.build(Instant::ZERO, &init).name(), n);
             assert_eq!(c.validate(), Ok(()));

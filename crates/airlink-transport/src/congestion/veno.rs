@@ -245,6 +245,7 @@ mod tests {
             smss: SMSS,
             initial_window: cwnd_segs * SMSS,
             initial_ssthresh: ssthresh_segs * SMSS,
+            count_delivered: false,
         }
     }
 
@@ -253,6 +254,7 @@ mod tests {
             ack,
             acked_bytes: SMSS,
             sacked_bytes: 0,
+            delivered_bytes: 0,
             rtt,
             srtt: rtt,
             min_rtt: rtt,
