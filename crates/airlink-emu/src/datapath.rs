@@ -19,8 +19,10 @@
 //!   lines, stage queues) never exceed `max_in_flight_bytes`; a packet that would exceed it is
 //!   dropped on arrival and counted (`in_flight_drops`), as a router out of buffer would.
 //!
-//! Paths: the network's shared path in each direction (server TUN → links → client TUN, and
-//! back), whatever its links. Things due at the same instant follow the network's event order
+//! Paths: each packet read from a TUN device is given a path (server TUN → links → client TUN,
+//! or back): that of the scenario flow whose server port it carries (airlink's own flows, and
+//! flows given an emulation `port` for the kernel's applications), else the shared one, and
+//! it crosses the path's links hop by hop, as in simulation. Things due at the same instant follow the network's event order
 //! ([`airlink_net::order`]): arrivals at a link before link timers, then samples; ties by link.
 
 use crate::packet::{EmuPacket, Malformed};
@@ -181,15 +183,6 @@ pub struct DatapathReport {
     pub outage_drops: Vec<u64>,
 }
 
-/// Where a link sits on the shared paths.
-#[derive(Copy, Clone, Debug, Default)]
-struct Hop {
-    /// On the upward path (client to server).
-    up: bool,
-    /// The next link, or `None`: the packet leaves to the TUN device of its direction.
-    next: Option<usize>,
-}
-
 /// Something due: a link's timer, the head of a link's stage queue, a timed change, or a
 /// sample.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -216,11 +209,12 @@ impl Due {
 /// Stage queues: packets that left link `i` and are due at the next stage.
 struct Datapath {
     links: Vec<BuiltLink<EmuPacket>>,
-    route: Vec<Hop>,
-    /// First link of the downward and the upward path (`None`: an empty path).
-    entry: [Option<usize>; 2],
-    /// The shared path each way (a hand-off changes it).
-    path: FlowPath,
+    /// Each scenario flow's path, then the shared path (a hand-off changes them).
+    paths: Vec<FlowPath>,
+    /// Server ports and the path their packets take.
+    ports: Vec<(u16, u16)>,
+    /// Per link: whether it carries packets upward (for the in-flight bound).
+    carries_up: Vec<bool>,
     /// The scenario's timed changes, and the index of the next one due.
     changes: Vec<TimedChange>,
     next_change: usize,
@@ -286,7 +280,7 @@ impl Datapath {
         }
         while let Some(ev) = self.links[i].link.poll_event() {
             if let LinkEvent::Drop { bytes, .. } = ev {
-                self.left(self.route[i].up, bytes);
+                self.left(self.carries_up[i], bytes);
             }
             let name = self.links[i].name;
             self.send(Record::Event { event: ev, link: name });
@@ -378,11 +372,27 @@ impl Datapath {
         if let Some(keep) = self.down[i] {
             return self.outage(i, keep, false, due, pkt);
         }
-        let hop = self.route[i];
-        match hop.next {
-            Some(next) => self.arrive(next, due, pkt),
-            None => self.deliver(!hop.up, due, pkt),
+        self.forward(due, pkt);
+    }
+
+    /// Sends a packet to the next hop on its path at `at`: a link, or its TUN device.
+    fn forward(&mut self, at: Instant, mut pkt: EmuPacket) {
+        let path = &self.paths[pkt.route as usize];
+        let hops = if pkt.up { &path.up } else { &path.down };
+        match hops.get(pkt.hop as usize) {
+            Some(&l) => {
+                pkt.hop += 1;
+                self.arrive(l as usize, at, pkt);
+            }
+            None => self.deliver(!pkt.up, at, pkt),
         }
+    }
+
+    /// The path of a packet read from the client (`up`) or the server: by its server port.
+    fn path_of(&self, up: bool, ports: (u16, u16)) -> u16 {
+        let server_port = if up { ports.1 } else { ports.0 };
+        let shared = self.paths.len() - 1;
+        self.ports.iter().find(|p| p.0 == server_port).map_or(shared, |p| p.1 as usize) as u16
     }
 
     /// A packet arrives at link `i` at `at`.
@@ -403,7 +413,7 @@ impl Datapath {
         }
         self.report.outage_drops[i] += 1;
         let len = pkt.data.len() as u32;
-        self.left(self.route[i].up, len);
+        self.left(pkt.up, len);
         self.send(Record::NetEvent { time_ns: at.as_nanos(), kind: "outage", link: self.links[i].name, flow: pkt.flow(), bytes: len });
     }
 
@@ -434,10 +444,15 @@ impl Datapath {
                     self.arrive(l, t, pkt);
                 }
             }
-            NetChange::Path { down, up, .. } => {
-                self.path.down = down.unwrap_or(std::mem::take(&mut self.path.down));
-                self.path.up = up.unwrap_or(std::mem::take(&mut self.path.up));
-                (self.route, self.entry) = routes(self.links.len(), &self.path);
+            NetChange::Path { flow, down, up } => {
+                // The shared path follows the flow whose path it was.
+                let shared = self.paths.len() - 1;
+                let moved: Vec<usize> = if self.paths[shared] == self.paths[flow as usize] { vec![flow as usize, shared] } else { vec![flow as usize] };
+                for p in moved {
+                    let path = &mut self.paths[p];
+                    path.down = down.clone().unwrap_or(std::mem::take(&mut path.down));
+                    path.up = up.clone().unwrap_or(std::mem::take(&mut path.up));
+                }
             }
         }
     }
@@ -508,10 +523,10 @@ impl Datapath {
                     self.in_flight[dir] += len;
                     let held = &mut self.report.in_flight_max_bytes[dir];
                     *held = (*held).max(self.in_flight[dir]);
-                    match self.entry[dir] {
-                        Some(link) => self.arrive(link, now, pkt),
-                        None => self.deliver(!from_client, now, pkt),
-                    }
+                    let mut pkt = pkt;
+                    pkt.up = from_client;
+                    pkt.route = self.path_of(from_client, pkt.ports);
+                    self.forward(now, pkt);
                 }
                 Err(Malformed::NotIp) | Err(Malformed::BadHeader) => {
                     if from_client {
@@ -551,17 +566,6 @@ impl Datapath {
     }
 }
 
-/// Each link's place on the two paths, and each path's first link.
-fn routes(links: usize, path: &FlowPath) -> (Vec<Hop>, [Option<usize>; 2]) {
-    let mut route = vec![Hop::default(); links];
-    for (up, hops) in [(false, &path.down), (true, &path.up)] {
-        for (k, &l) in hops.iter().enumerate() {
-            route[l as usize] = Hop { up, next: hops.get(k + 1).map(|&n| n as usize) };
-        }
-    }
-    (route, [path.down.first().map(|&l| l as usize), path.up.first().map(|&l| l as usize)])
-}
-
 /// A handle to stop a real-time thread (the datapath's, the stack's) from another thread:
 /// a flag, and an `eventfd` in the thread's `epoll` set that wakes it.
 #[derive(Clone)]
@@ -597,8 +601,11 @@ impl StopHandle {
 /// Everything the datapath thread needs.
 pub struct DatapathParts {
     pub links: Vec<BuiltLink<EmuPacket>>,
-    /// The path of each direction through `links`.
-    pub path: FlowPath,
+    /// Each scenario flow's path through `links`, and the shared path.
+    pub paths: Vec<FlowPath>,
+    pub shared: FlowPath,
+    /// Server ports whose packets take a scenario flow's path: (port, flow).
+    pub ports: Vec<(u16, u16)>,
     /// The scenario's timed changes, in time order.
     pub changes: Vec<TimedChange>,
     pub client: OwnedFd,
@@ -646,13 +653,18 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
         let mut guard = parts.cfg.guard_ns;
         let mut wake_late_ewma = parts.cfg.guard_ns as f64;
         let n = parts.links.len();
-        let (route, entry) = routes(n, &parts.path);
+        let mut carries_up = vec![false; n];
+        for path in parts.paths.iter().chain([&parts.shared]) {
+            for &l in &path.up {
+                carries_up[l as usize] = true;
+            }
+        }
         let mut dp = Datapath {
             pending: (0..n).map(|_| VecDeque::new()).collect(),
             links: parts.links,
-            route,
-            entry,
-            path: parts.path,
+            paths: parts.paths.into_iter().chain([parts.shared]).collect(),
+            ports: parts.ports,
+            carries_up,
             changes: parts.changes,
             next_change: 0,
             down: vec![None; n],

@@ -160,21 +160,10 @@ impl Emulation {
         let resolved = airlink_net::build::resolve(s).map_err(|e| EmuError::Build(e.0))?;
         let s = &resolved;
         let network = Network::<EmuPacket>::build(s).map_err(|e| EmuError::Build(e.0))?;
-        if network.paths.iter().any(|p| *p != network.shared) {
-            // Silently sending them along the shared path would make the scenario mean something else.
-            return Err(EmuError::Build(
-                "flows on paths of their own ([access], or [link] paths that differ between flows) are not emulated yet: \
-                 the datapath runs one shared path each way; run this scenario in simulation"
-                    .into(),
-            ));
-        }
-        if s.flow.len() > 1 && network.changes.iter().any(|c| matches!(c.change, airlink_net::NetChange::Path { .. })) {
-            return Err(EmuError::Build(
-                "[[change]]: moving one of several flows to other links is not emulated yet (the datapath runs one shared path each way); \
-                 run this scenario in simulation"
-                    .into(),
-            ));
-        }
+        // The datapath tells a flow's packets by their server port: airlink's own flows by
+        // theirs, the kernel's applications by the port the scenario gives them.
+        let mut ports: Vec<(u16, u16)> = (0..s.flow.len()).map(|i| (stack::ports(i).0, i as u16)).collect();
+        ports.extend(s.flow.iter().enumerate().filter_map(|(i, f)| f.port.map(|p| (p, i as u16))));
         let e = &s.emulation;
         // Output files first: a bad path is refused before anything is created.
         let (pc, ps) = match &opts.pcap_dir {
@@ -230,7 +219,9 @@ impl Emulation {
         };
         let parts = DatapathParts {
             links: network.links,
-            path: network.shared,
+            paths: network.paths,
+            shared: network.shared,
+            ports,
             changes: network.changes,
             client: client_fd,
             server: server_fd,

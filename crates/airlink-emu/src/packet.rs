@@ -7,6 +7,14 @@ use airlink_link::Packet;
 pub struct EmuPacket {
     pub data: Vec<u8>,
     flow: u32,
+    /// TCP or UDP source and destination ports (0 for other protocols).
+    pub ports: (u16, u16),
+    /// Which path the datapath sends it along (a scenario flow's, or the shared one), and the
+    /// index of the next hop on it.
+    pub route: u16,
+    pub hop: u8,
+    /// Travelling from the client to the server.
+    pub up: bool,
 }
 
 /// Why a packet read from a TUN device was not forwarded.
@@ -23,8 +31,8 @@ impl EmuPacket {
     /// across versions) of the 5-tuple, or of the addresses and protocol for other
     /// protocols. Malformed packets are refused (counted by the caller, never a panic).
     pub fn parse(data: Vec<u8>) -> Result<EmuPacket, Malformed> {
-        let flow = flow_of(&data)?;
-        Ok(EmuPacket { data, flow })
+        let (flow, ports) = flow_of(&data)?;
+        Ok(EmuPacket { data, flow, ports, route: 0, hop: 0, up: false })
     }
 }
 
@@ -39,7 +47,7 @@ fn fnv1a(parts: &[&[u8]]) -> u32 {
     h
 }
 
-fn flow_of(data: &[u8]) -> Result<u32, Malformed> {
+fn flow_of(data: &[u8]) -> Result<(u32, (u16, u16)), Malformed> {
     use etherparse::{NetSlice, SlicedPacket, TransportSlice};
     match data.first().map(|b| b >> 4) {
         Some(4) | Some(6) => {}
@@ -57,12 +65,12 @@ fn flow_of(data: &[u8]) -> Result<u32, Malformed> {
         }
         _ => return Err(Malformed::BadHeader),
     };
-    let ports: [u8; 4] = match &sliced.transport {
-        Some(TransportSlice::Tcp(t)) => pack(t.source_port(), t.destination_port()),
-        Some(TransportSlice::Udp(u)) => pack(u.source_port(), u.destination_port()),
-        _ => [0; 4],
+    let ports = match &sliced.transport {
+        Some(TransportSlice::Tcp(t)) => (t.source_port(), t.destination_port()),
+        Some(TransportSlice::Udp(u)) => (u.source_port(), u.destination_port()),
+        _ => (0, 0),
     };
-    Ok(fnv1a(&[&src, &dst, &[proto], &ports]))
+    Ok((fnv1a(&[&src, &dst, &[proto], &pack(ports.0, ports.1)]), ports))
 }
 
 fn pack(a: u16, b: u16) -> [u8; 4] {

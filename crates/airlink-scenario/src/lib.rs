@@ -313,6 +313,15 @@ impl Scenario {
             }
         }
         for (i, f) in self.flow.iter().enumerate() {
+            if let Some(port) = f.port {
+                let at = vec!["flow".to_string(), i.to_string(), "port".to_string()];
+                if port == 0 {
+                    return Err((at, "expected a port from 1 to 65535".into()));
+                }
+                if let Some(j) = self.flow[..i].iter().position(|g| g.port == Some(port)) {
+                    return Err((at, format!("flow {j} has port {port} already: a port picks one flow's path")));
+                }
+            }
             f.validate(self).map_err(|(mut path, message)| {
                 path.splice(0..0, ["flow".to_string(), i.to_string()]);
                 (path, message)

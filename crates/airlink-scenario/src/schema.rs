@@ -719,6 +719,12 @@ pub struct FlowConfig {
     /// shortest path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub return_path: Option<Vec<String>>,
+    /// Emulation with the kernel's applications (`--client`, `--server`): the server's TCP or
+    /// UDP port of the connection that plays this flow, so its packets take this flow's paths
+    /// (e.g. 5201 for `iperf3 -s -p 5201`). Without one, they take the shared path: the
+    /// shorthand's chain without access links, or the first flow's paths.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
     /// TCP parameters.
     #[serde(default)]
     pub tcp: TcpParams,
