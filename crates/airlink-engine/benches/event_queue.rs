@@ -1,18 +1,20 @@
 //! Event-queue throughput: a hold model (pop one, push one a random delay later) with a
 //! standing population, the classic priority-queue benchmark for discrete-event engines.
+//! The events are either a word or 160 bytes, the size of a simulator event that carries a
+//! packet.
 use airlink_engine::{Duration, EventQueue, Instant, RngStream};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
-fn hold(c: &mut Criterion) {
+fn hold_with<E: Clone>(c: &mut Criterion, name: &str, event: impl Fn(usize) -> E) {
     let mut g = c.benchmark_group("event_queue_hold");
     for population in [64usize, 4096] {
         g.throughput(Throughput::Elements(100_000));
-        g.bench_function(format!("population_{population}"), |b| {
+        g.bench_function(format!("{name}population_{population}"), |b| {
             b.iter(|| {
                 let mut rng = RngStream::derive(1, "bench");
                 let mut q = EventQueue::new();
                 for i in 0..population {
-                    q.push(Instant::from_nanos(rng.below(1_000_000)), 0, i as u32, i);
+                    q.push(Instant::from_nanos(rng.below(1_000_000)), 0, i as u32, event(i));
                 }
                 for _ in 0..100_000 {
                     let (k, e) = q.pop().unwrap();
@@ -23,6 +25,11 @@ fn hold(c: &mut Criterion) {
         });
     }
     g.finish();
+}
+
+fn hold(c: &mut Criterion) {
+    hold_with(c, "", |i| i);
+    hold_with(c, "event_160B_", |i| [i as u64; 20]);
 }
 
 criterion_group!(benches, hold);
