@@ -9,13 +9,22 @@
 //!
 //! The key is a total order, so a run is a pure function of its inputs.
 //!
-//! The heap holds only compact keys (32 bytes) and the events sit in a slab beside it: a
-//! simulator's events carry whole packets (well over 100 bytes), and moving those at every
-//! level of every sift cost more than the rest of a packet's handling put together.
+//! How it is stored (none of this changes the order): each `(rank, source)` pair has a FIFO
+//! *lane*. An event whose time is not before the last one in its lane is appended there, so
+//! the lane stays sorted by key (same rank and source, non-decreasing time, increasing seq)
+//! and only its first event needs a place in the heap. A link delivers its packets in time
+//! order, so the thousands of packets in flight in a simulation wait in a few lanes, written
+//! and read in sequence, and the heap holds about one small key per component. An event that
+//! would break its lane's order (a timer moved earlier) waits in a slab, with its key in the
+//! heap. Before, whole events sat in the heap: a simulator's events carry packets of well
+//! over 100 bytes, and moving those at every level of every sift cost more than the rest of a
+//! packet's handling.
 
 use crate::time::Instant;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::binary_heap::PeekMut;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// The total-order key of an event.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -27,15 +36,16 @@ pub struct EventKey {
 }
 
 /// A heap entry: the key with `rank` and `source` packed into one word (`rank` above
-/// `source`, so the packed word orders as the pair does), and the event's slab index. The
-/// derived order is lexicographic over the fields in this order; `slot` never decides,
-/// since `seq` is unique.
+/// `source`, so the packed word orders as the pair does), and where the event waits: at the
+/// front of lane `at`, or in slab slot `at`. The derived order is lexicographic over the
+/// fields in this order; `at` and `in_lane` never decide, since `seq` is unique.
 #[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct HeapKey {
     time: Instant,
     rank_source: u64,
     seq: u64,
-    slot: u32,
+    at: u32,
+    in_lane: bool,
 }
 
 impl HeapKey {
@@ -49,13 +59,38 @@ impl HeapKey {
     }
 }
 
+/// The events of one `(rank, source)` pair in key order, with their times and seqs; the
+/// first one's key is in the heap.
+type Lane<E> = VecDeque<(Instant, u64, E)>;
+
+/// Hashes a packed `(rank, source)` word by one multiplication (Fibonacci hashing): the
+/// keys are few small integers chosen by the caller, and SipHash's flood resistance would
+/// only cost time on every push.
+#[derive(Default)]
+struct RankSourceHasher(u64);
+
+impl Hasher for RankSourceHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("only u64 keys are hashed")
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
 /// A min-queue of events keyed by [`EventKey`].
 pub struct EventQueue<E> {
     heap: BinaryHeap<Reverse<HeapKey>>,
-    /// Event storage, indexed by `HeapKey::slot`; `None` marks a free slot.
-    events: Vec<Option<E>>,
-    /// Free slots of `events`, reused before the slab grows.
+    lanes: Vec<Lane<E>>,
+    lane_of: HashMap<u64, u32, BuildHasherDefault<RankSourceHasher>>,
+    /// Events out of their lane's order, indexed by `HeapKey::at`; `None` marks a free slot.
+    slab: Vec<Option<E>>,
+    /// Free slots of `slab`, reused before it grows.
     free: Vec<u32>,
+    len: usize,
     next_seq: u64,
     /// Time of the last popped event: pushing an event earlier than this is a model bug.
     now: Instant,
@@ -69,35 +104,82 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::new(), events: Vec::new(), free: Vec::new(), next_seq: 0, now: Instant::ZERO }
+        EventQueue {
+            heap: BinaryHeap::new(),
+            lanes: Vec::new(),
+            lane_of: HashMap::default(),
+            slab: Vec::new(),
+            free: Vec::new(),
+            len: 0,
+            next_seq: 0,
+            now: Instant::ZERO,
+        }
     }
 
     /// Schedules `event` at `time`. Panics if `time` is before the last popped event: a model
     /// that schedules into the past has a causality bug, and silently reordering would hide it.
     pub fn push(&mut self, time: Instant, rank: u8, source: u32, event: E) -> EventKey {
         assert!(time >= self.now, "event scheduled in the past ({time} < {})", self.now);
-        let slot = match self.free.pop() {
-            Some(slot) => {
-                self.events[slot as usize] = Some(event);
-                slot
-            }
+        let rank_source = (rank as u64) << 32 | source as u64;
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.len += 1;
+        let lane = *self.lane_of.entry(rank_source).or_insert_with(|| {
+            self.lanes.push(Lane::new());
+            u32::try_from(self.lanes.len() - 1).expect("fewer than 2^32 (rank, source) pairs")
+        });
+        let fifo = &mut self.lanes[lane as usize];
+        let entry = match fifo.back() {
             None => {
-                let slot = u32::try_from(self.events.len()).expect("more than 2^32 pending events");
-                self.events.push(Some(event));
-                slot
+                fifo.push_back((time, seq, event));
+                let entry = HeapKey { time, rank_source, seq, at: lane, in_lane: true };
+                self.heap.push(Reverse(entry));
+                entry
+            }
+            Some(&(last, _, _)) if time >= last => {
+                fifo.push_back((time, seq, event));
+                HeapKey { time, rank_source, seq, at: lane, in_lane: true }
+            }
+            Some(_) => {
+                let slot = match self.free.pop() {
+                    Some(slot) => {
+                        self.slab[slot as usize] = Some(event);
+                        slot
+                    }
+                    None => {
+                        self.slab.push(Some(event));
+                        u32::try_from(self.slab.len() - 1).expect("fewer than 2^32 pending events")
+                    }
+                };
+                let entry = HeapKey { time, rank_source, seq, at: slot, in_lane: false };
+                self.heap.push(Reverse(entry));
+                entry
             }
         };
-        let entry = HeapKey { time, rank_source: (rank as u64) << 32 | source as u64, seq: self.next_seq, slot };
-        self.next_seq += 1;
-        self.heap.push(Reverse(entry));
         entry.key()
     }
 
     /// Removes and returns the earliest event.
     pub fn pop(&mut self) -> Option<(EventKey, E)> {
-        let Reverse(entry) = self.heap.pop()?;
-        let event = self.events[entry.slot as usize].take().expect("a queued slot holds its event");
-        self.free.push(entry.slot);
+        let mut top = self.heap.peek_mut()?;
+        let Reverse(entry) = *top;
+        let event = if entry.in_lane {
+            let lane = &mut self.lanes[entry.at as usize];
+            let (_, _, event) = lane.pop_front().expect("a lane in the heap is not empty");
+            match lane.front() {
+                // The lane's next event takes its place: one sift instead of a pop and a push.
+                Some(&(time, seq, _)) => *top = Reverse(HeapKey { time, seq, ..entry }),
+                None => {
+                    PeekMut::pop(top);
+                }
+            }
+            event
+        } else {
+            PeekMut::pop(top);
+            self.free.push(entry.at);
+            self.slab[entry.at as usize].take().expect("a queued slot holds its event")
+        };
+        self.len -= 1;
         self.now = entry.time;
         Some((entry.key(), event))
     }
@@ -108,11 +190,11 @@ impl<E> EventQueue<E> {
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len == 0
     }
 
     /// Time of the last popped event (the engine's current time).
