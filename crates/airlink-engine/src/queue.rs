@@ -9,22 +9,23 @@
 //!
 //! The key is a total order, so a run is a pure function of its inputs.
 //!
-//! How it is stored (none of this changes the order): each `(rank, source)` pair has a FIFO
-//! *lane*. An event whose time is not before the last one in its lane is appended there, so
-//! the lane stays sorted by key (same rank and source, non-decreasing time, increasing seq)
-//! and only its first event needs a place in the heap. A link delivers its packets in time
-//! order, so the thousands of packets in flight in a simulation wait in a few lanes, written
-//! and read in sequence, and the heap holds about one small key per component. An event that
-//! would break its lane's order (a timer moved earlier) waits in a slab, with its key in the
-//! heap. Before, whole events sat in the heap: a simulator's events carry packets of well
+//! How it is stored (none of this changes the order): events wait in FIFO *lanes*, each
+//! holding events of one `(rank, source)` pair. An event whose time is not before the last
+//! one in its pair's lane is appended there, so the lane stays sorted by key (same rank and
+//! source, non-decreasing time, increasing seq) and only its first event needs a place in the
+//! heap. A link delivers its packets in time order, so the thousands of packets in flight in
+//! a simulation wait in a few lanes, written and read in sequence, and the heap holds about
+//! one small key per component. The lanes are a fixed table probed from a hash of the pair
+//! (no map, no allocation per pair); an event that finds no lane of its pair's nor an empty
+//! one, or that would break its lane's order (a timer moved earlier), waits in a slab with its
+//! own key in the heap. Before, whole events sat in the heap: a simulator's events carry packets of well
 //! over 100 bytes, and moving those at every level of every sift cost more than the rest of a
 //! packet's handling.
 
 use crate::time::Instant;
 use std::cmp::Reverse;
 use std::collections::binary_heap::PeekMut;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::{BinaryHeap, VecDeque};
 
 /// The total-order key of an event.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -59,34 +60,30 @@ impl HeapKey {
     }
 }
 
-/// The events of one `(rank, source)` pair in key order, with their times and seqs; the
-/// first one's key is in the heap.
-type Lane<E> = VecDeque<(Instant, u64, E)>;
+/// Events of the `(rank, source)` pair `owner`, in key order, with their times and seqs; the
+/// first one's key is in the heap. A lane changes owner only when empty.
+struct Lane<E> {
+    owner: u64,
+    events: VecDeque<(Instant, u64, E)>,
+}
 
-/// Hashes a packed `(rank, source)` word by one multiplication (Fibonacci hashing): the
-/// keys are few small integers chosen by the caller, and SipHash's flood resistance would
-/// only cost time on every push.
-#[derive(Default)]
-struct RankSourceHasher(u64);
+/// Number of lanes (a power of two), and how many an event may look at, from its pair's
+/// hash on, for one its pair owns or an empty one. A simulation has a few components per
+/// link and flow; pairs beyond that, or out of lanes, are still ordered right, through the slab.
+const LANES: usize = 1024;
+const PROBES: usize = 4;
 
-impl Hasher for RankSourceHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, _: &[u8]) {
-        unreachable!("only u64 keys are hashed")
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
+/// The first lane of a packed `(rank, source)` word: the top bits of a multiplicative
+/// (Fibonacci) hash, which spreads small consecutive ids.
+fn lane_index(rank_source: u64) -> usize {
+    (rank_source.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - LANES.trailing_zeros())) as usize
 }
 
 /// A min-queue of events keyed by [`EventKey`].
 pub struct EventQueue<E> {
     heap: BinaryHeap<Reverse<HeapKey>>,
-    lanes: Vec<Lane<E>>,
-    lane_of: HashMap<u64, u32, BuildHasherDefault<RankSourceHasher>>,
-    /// Events out of their lane's order, indexed by `HeapKey::at`; `None` marks a free slot.
+    lanes: Box<[Lane<E>]>,
+    /// Events out of their lane, indexed by `HeapKey::at`; `None` marks a free slot.
     slab: Vec<Option<E>>,
     /// Free slots of `slab`, reused before it grows.
     free: Vec<u32>,
@@ -106,8 +103,7 @@ impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: BinaryHeap::new(),
-            lanes: Vec::new(),
-            lane_of: HashMap::default(),
+            lanes: (0..LANES).map(|_| Lane { owner: 0, events: VecDeque::new() }).collect(),
             slab: Vec::new(),
             free: Vec::new(),
             len: 0,
@@ -124,23 +120,36 @@ impl<E> EventQueue<E> {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.len += 1;
-        let lane = *self.lane_of.entry(rank_source).or_insert_with(|| {
-            self.lanes.push(Lane::new());
-            u32::try_from(self.lanes.len() - 1).expect("fewer than 2^32 (rank, source) pairs")
-        });
-        let fifo = &mut self.lanes[lane as usize];
-        let entry = match fifo.back() {
-            None => {
-                fifo.push_back((time, seq, event));
-                let entry = HeapKey { time, rank_source, seq, at: lane, in_lane: true };
-                self.heap.push(Reverse(entry));
+        // A lane this pair owns decides (append, or the slab if out of order); else the
+        // first empty lane is taken.
+        let mut lane_at = None;
+        for at in (lane_index(rank_source)..).take(PROBES).map(|i| i % LANES) {
+            let lane = &mut self.lanes[at];
+            match lane.events.back() {
+                None => {
+                    lane.owner = rank_source;
+                    lane_at = Some(at);
+                    break;
+                }
+                Some(&(last, _, _)) if lane.owner == rank_source => {
+                    lane_at = (time >= last).then_some(at);
+                    break;
+                }
+                Some(_) => {}
+            }
+        }
+        let entry = match lane_at {
+            Some(at) => {
+                let lane = &mut self.lanes[at].events;
+                lane.push_back((time, seq, event));
+                let entry = HeapKey { time, rank_source, seq, at: at as u32, in_lane: true };
+                // Only a lane's first event has its key in the heap.
+                if lane.len() == 1 {
+                    self.heap.push(Reverse(entry));
+                }
                 entry
             }
-            Some(&(last, _, _)) if time >= last => {
-                fifo.push_back((time, seq, event));
-                HeapKey { time, rank_source, seq, at: lane, in_lane: true }
-            }
-            Some(_) => {
+            None => {
                 let slot = match self.free.pop() {
                     Some(slot) => {
                         self.slab[slot as usize] = Some(event);
@@ -164,7 +173,7 @@ impl<E> EventQueue<E> {
         let mut top = self.heap.peek_mut()?;
         let Reverse(entry) = *top;
         let event = if entry.in_lane {
-            let lane = &mut self.lanes[entry.at as usize];
+            let lane = &mut self.lanes[entry.at as usize].events;
             let (_, _, event) = lane.pop_front().expect("a lane in the heap is not empty");
             match lane.front() {
                 // The lane's next event takes its place: one sift instead of a pop and a push.
@@ -259,12 +268,13 @@ mod tests {
         /// Under any interleaving of pushes and pops, the queue pops exactly what a plain
         /// reference pops: the least `(time, rank, source, seq)` key among the pending events,
         /// with the event pushed under that key. Ranks, sources and delays are drawn from small
-        /// ranges so that ties on time, on (time, rank) and on (time, rank, source) are common;
-        /// long runs of pops empty the queue so slots are freed and reused.
+        /// ranges so that ties on time, on (time, rank) and on (time, rank, source) are common,
+        /// plus sources from a range wider than the lane table so that pairs share lanes;
+        /// long runs of pops empty the queue so lanes change owner and slots are reused.
         #[test]
         fn pops_match_a_sorted_reference(ops in prop::collection::vec(
             prop_oneof![
-                3 => (0u64..50, 0u8..3, prop_oneof![Just(0u32), Just(1), Just(u32::MAX)]).prop_map(Some),
+                3 => (0u64..50, 0u8..3, prop_oneof![Just(0u32), Just(1), Just(u32::MAX), 0..4 * LANES as u32]).prop_map(Some),
                 2 => Just(None),
             ],
             1..600,
