@@ -16,11 +16,11 @@
 //! heap. A link delivers its packets in time order, so the thousands of packets in flight in
 //! a simulation wait in a few lanes, written and read in sequence, and the heap holds about
 //! one small key per component. The lanes are a fixed table probed from a hash of the pair
-//! (no map, no allocation per pair); an event that finds no lane of its pair's nor an empty
-//! one, or that would break its lane's order (a timer moved earlier), waits in a slab with its
-//! own key in the heap. Before, whole events sat in the heap: a simulator's events carry packets of well
-//! over 100 bytes, and moving those at every level of every sift cost more than the rest of a
-//! packet's handling.
+//! (no map, no allocation per pair); an event that finds neither a lane of its pair's nor an
+//! empty one, or that would break its lane's order (a timer moved earlier), waits in a slab
+//! with its own key in the heap. Before, whole events sat in the heap: a simulator's events
+//! carry packets of well over 100 bytes, and moving those at every level of every sift cost
+//! more than the rest of a packet's handling.
 
 use crate::time::Instant;
 use std::cmp::Reverse;
@@ -61,15 +61,17 @@ impl HeapKey {
 }
 
 /// Events of the `(rank, source)` pair `owner`, in key order, with their times and seqs; the
-/// first one's key is in the heap. A lane changes owner only when empty.
+/// first one's key is in the heap. A lane changes owner only when empty. `last` is the time of
+/// the last event appended, kept here so that probing a lane does not touch its events.
 struct Lane<E> {
     owner: u64,
+    last: Instant,
     events: VecDeque<(Instant, u64, E)>,
 }
 
 /// Number of lanes (a power of two), and how many an event may look at, from its pair's
-/// hash on, for one its pair owns or an empty one. A simulation has a few components per
-/// link and flow; pairs beyond that, or out of lanes, are still ordered right, through the slab.
+/// hash on, for one its pair owns or an empty one. A simulation has a few pairs per link and
+/// flow; events that find no lane are still ordered right, through the slab.
 const LANES: usize = 1024;
 const PROBES: usize = 4;
 
@@ -103,7 +105,7 @@ impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: BinaryHeap::new(),
-            lanes: (0..LANES).map(|_| Lane { owner: 0, events: VecDeque::new() }).collect(),
+            lanes: (0..LANES).map(|_| Lane { owner: 0, last: Instant::ZERO, events: VecDeque::new() }).collect(),
             slab: Vec::new(),
             free: Vec::new(),
             len: 0,
@@ -125,26 +127,24 @@ impl<E> EventQueue<E> {
         let mut lane_at = None;
         for at in (lane_index(rank_source)..).take(PROBES).map(|i| i % LANES) {
             let lane = &mut self.lanes[at];
-            match lane.events.back() {
-                None => {
-                    lane.owner = rank_source;
-                    lane_at = Some(at);
-                    break;
-                }
-                Some(&(last, _, _)) if lane.owner == rank_source => {
-                    lane_at = (time >= last).then_some(at);
-                    break;
-                }
-                Some(_) => {}
+            if lane.events.is_empty() {
+                lane.owner = rank_source;
+                lane_at = Some(at);
+                break;
+            }
+            if lane.owner == rank_source {
+                lane_at = (time >= lane.last).then_some(at);
+                break;
             }
         }
         let entry = match lane_at {
             Some(at) => {
-                let lane = &mut self.lanes[at].events;
-                lane.push_back((time, seq, event));
+                let lane = &mut self.lanes[at];
+                lane.last = time;
+                lane.events.push_back((time, seq, event));
                 let entry = HeapKey { time, rank_source, seq, at: at as u32, in_lane: true };
                 // Only a lane's first event has its key in the heap.
-                if lane.len() == 1 {
+                if lane.events.len() == 1 {
                     self.heap.push(Reverse(entry));
                 }
                 entry
