@@ -228,14 +228,19 @@ pub struct ChangeConfig {
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSet {
+    /// The new serialisation rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
+    /// The new one-way propagation delay.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay: Option<Time>,
+    /// The new drop-tail queue limit (packets already queued stay).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue: Option<QueueLimit>,
+    /// The new probability that a packet is lost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss: Option<Probability>,
+    /// The new probability that each bit is flipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bit_error_rate: Option<Probability>,
 }
@@ -285,10 +290,13 @@ pub struct LinkConfig {
     pub from: String,
     /// The host the link delivers to.
     pub to: String,
+    /// A plain link (rate, delay, queue, loss, bit errors).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pipe: Option<PipeConfig>,
+    /// A trace-driven link (Mahimahi's format).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceConfig>,
+    /// The 4G OFDM radio link (the WIPEMU study's model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ofdm4g: Option<Box<Ofdm4gConfig>>,
 }
