@@ -78,6 +78,15 @@ fn walk(defs: &Map<String, Value>, table: &Value, prefix: &str, out: &mut Vec<Ke
                 }
             }
         }
+        // A table of named tables (`[host.NAME]`, `[link.NAME]`).
+        if target.get("properties").is_none() {
+            if let Some(values) = target.get("additionalProperties").filter(|v| v.is_object()).map(|v| resolve(defs, v)) {
+                if values.get("properties").is_some() {
+                    key = format!("{key}.NAME");
+                    target = values;
+                }
+            }
+        }
         if target.get("properties").is_some() {
             out.push(KeyDoc { key: key.clone(), accepts: "a table".into(), default: None, doc });
             walk(defs, target, &key, out);
