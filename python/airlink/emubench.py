@@ -22,6 +22,9 @@ from airlink import _core
 from airlink import emulate as emulation
 
 PARTS = ("linerate", "delay", "table2", "throughput", "cpu", "idle", "timing", "own")
+# Unshaped: links at the fastest rate a scenario takes (a 1500-byte packet is 1.2 us on the
+# wire), which the emulator's own costs dwarf; a pipe without any rate needs a delay.
+UNSHAPED_LINKS = '[downlink.pipe]\nrate = "10 Gbit/s"\nqueue = 100000\n[uplink.pipe]\nrate = "10 Gbit/s"\nqueue = 100000\n'
 LINE_RATES = (9_600, 64_000, 1_000_000, 10_000_000, 100_000_000)
 Report = Callable[[str], None]
 
@@ -235,8 +238,7 @@ def throughput(folder: Path, seconds: float = 5.0) -> list[dict[str, Any]]:
     emulated path and through a plain veth pair. Packet rates are the receiver's (first to last
     arrival); sender, receiver and emulator share this machine's cores."""
     rows = []
-    unshaped = _scenario(folder, "unshaped", '[downlink.pipe]\n[uplink.pipe]\n[[flow]]\n'
-                                             '[emulation]\ncongestion = "cubic"\n')
+    unshaped = _scenario(folder, "unshaped", UNSHAPED_LINKS + '[[flow]]\n[emulation]\ncongestion = "cubic"\n')
     cmd = f"iperf3 -c {{server}} -t {seconds} --json"
     res = emulation.emulate(unshaped, out=folder / "tp-tcp", server="iperf3 -s -1",
                             client=cmd.format(server="$AIRLINK_SERVER"), snaplen=64, timeout=seconds + 30)
@@ -336,7 +338,7 @@ def own_transports(folder: Path, wipemu_bytes: int = 3_000_000) -> dict[str, Any
     seed's simulation."""
     import airlink
 
-    s = _scenario(folder, "own-unshaped", '[downlink.pipe]\n[uplink.pipe]\n[[flow]]\nprotocol = "tcp"\n'
+    s = _scenario(folder, "own-unshaped", UNSHAPED_LINKS + '[[flow]]\nprotocol = "tcp"\n'
                                           'congestion = "cubic"\nbytes = "300 MB"\n[flow.tcp]\nrwnd = "4 MB"\n')
     res = emulation.emulate(s, out=folder / "own-unshaped", snaplen=64, timeout=120)
     flow, cpu = res.summary["flows"][0], res.summary["cpu"]
