@@ -5,7 +5,6 @@ the reason."""
 from __future__ import annotations
 
 import json
-import struct
 from collections import Counter
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pytest
 
 import airlink
 from airlink import _core, emulate as emulation
+from airlink.validate import tcp_data_flows
 
 CHECKS = {c["name"]: c for c in json.loads(_core.doctor())}
 MISSING = [name for name, c in CHECKS.items() if c["required"] and not c["ok"]]
@@ -50,13 +50,8 @@ def test_each_flow_takes_its_own_path_and_gets_what_simulation_gives_it(tmp_path
 def server_port_bytes(pcap: Path) -> Counter[int]:
     """TCP payload bytes the client received, by the server's port."""
     received: Counter[int] = Counter()
-    for _, orig, pkt in emulation.read_pcap(pcap):
-        if len(pkt) < 24 or pkt[0] >> 4 != 4 or pkt[9] != 6:
-            continue
-        ihl = (pkt[0] & 0x0F) * 4
-        if len(pkt) < ihl + 13:
-            continue
-        received[struct.unpack("!H", pkt[ihl:ihl + 2])[0]] += orig - ihl - (pkt[ihl + 12] >> 4) * 4
+    for (_, port, _), segments in tcp_data_flows(pcap).items():
+        received[port] += sum(seg.length for seg in segments)
     return received
 
 
