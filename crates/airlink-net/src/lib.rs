@@ -4,7 +4,7 @@
 //!
 //! The simulator (`airlink-sim`: virtual clock, event queue) and the emulator (`airlink-emu`:
 //! wall clock, TUN devices) both build a [`Network`] with [`Network::build`] and move packets
-//! along its [`paths`](Network::path); neither knows the shape of the topology.
+//! along its [`paths`](Network::paths); neither knows the shape of the topology.
 //!
 //! # The order of simultaneous events
 //! Both drivers process events in the order of the key `(time, rank, source, seq)`:
@@ -22,7 +22,7 @@ pub mod metrics;
 pub mod summary;
 
 use airlink_engine::Instant;
-use airlink_link::{LinkChange, Packet};
+use airlink_link::LinkChange;
 pub use build::{BuildError, BuiltLink};
 pub use flow::{Flow, Pdu, Side};
 pub use summary::{FlowSummary, IperfSummary, LinkSummary, Summary};
@@ -70,15 +70,6 @@ pub struct FlowPath {
     pub up: Vec<LinkId>,
 }
 
-impl FlowPath {
-    pub fn get(&self, dir: Dir) -> &[LinkId] {
-        match dir {
-            Dir::Down => &self.down,
-            Dir::Up => &self.up,
-        }
-    }
-}
-
 /// A timed change of the network (a scenario's `[[change]]`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum NetChange {
@@ -122,17 +113,4 @@ pub struct Network<P> {
     pub shared: FlowPath,
     /// The scenario's timed changes in time order (the file's order at equal times).
     pub changes: Vec<TimedChange>,
-}
-
-impl<P: Packet + Send + 'static> Network<P> {
-    /// The link a packet of `flow` going `dir` reaches at hop `hop`, or `None` past the last
-    /// link (it has reached its endpoint).
-    pub fn hop(&self, flow: u32, dir: Dir, hop: usize) -> Option<LinkId> {
-        self.paths[flow as usize].get(dir).get(hop).copied()
-    }
-
-    /// Per-link summaries; `checksum_drops(id)` is what the driver attributed to the link.
-    pub fn link_summaries(&self, checksum_drops: impl Fn(LinkId) -> u64) -> Vec<LinkSummary> {
-        self.links.iter().enumerate().map(|(i, l)| LinkSummary::new(l.name, l.model, l.link.stats(), checksum_drops(i as LinkId))).collect()
-    }
 }

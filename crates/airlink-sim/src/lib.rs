@@ -444,7 +444,7 @@ impl Simulation {
             if slot.wake.is_none_or(|w| t < w) {
                 let t = t.max(now);
                 slot.wake = Some(t);
-                self.queue.push(t, WAKE, l as u32, Event::Wake(Node::Link(l)));
+                self.queue.push(t, WAKE, order::link_source(l), Event::Wake(Node::Link(l)));
             }
         }
     }
