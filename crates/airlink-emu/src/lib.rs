@@ -32,7 +32,7 @@ pub mod writer;
 
 use airlink_scenario::Scenario;
 use airlink_net::metrics::{Recorder, Table};
-use airlink_net::{LinkSummary, Network};
+use airlink_net::{FlowSummary, LinkSummary, Network};
 use datapath::{DatapathConfig, DatapathParts, DatapathReport, LiveCounters, StopHandle};
 use ns::{Namespace, NsError, CLIENT_ADDR, SERVER_ADDR};
 use packet::EmuPacket;
@@ -141,7 +141,7 @@ pub struct Emulation {
     recorder: Arc<Mutex<Recorder>>,
     sysctls: BTreeMap<&'static str, Vec<(String, String)>>,
     host_changes: Vec<String>,
-    finished: Option<serde_json::Value>,
+    finished: Option<EmulationSummary>,
     /// Process CPU time when the threads started (ns), for the summary's `cpu`.
     process_cpu0: u64,
 }
@@ -401,22 +401,22 @@ impl Emulation {
     }
 
     /// Stops the datapath and writer, kills everything in the namespaces, returns the summary.
-    pub fn stop(&mut self) -> serde_json::Value {
+    pub fn stop(&mut self) -> EmulationSummary {
         if let Some(v) = &self.finished {
             return v.clone();
         }
         // airlink's own endpoints first (their sockets hold the namespaces), then the
         // processes, so nothing is left writing into a device that is going away.
-        let flows = self.stack.take().and_then(|(h, thread)| {
+        let stack = self.stack.take().and_then(|(h, thread)| {
             h.stop();
             thread.join().ok()
         });
-        let checksum_drops: BTreeMap<&str, u64> = [("client", &self.client), ("server", &self.server)]
+        let checksum_drops: BTreeMap<&'static str, u64> = [("client", &self.client), ("server", &self.server)]
             .into_iter()
             .filter_map(|(label, n)| Some((label, udp_checksum_errors(n.as_ref()?)?)))
             .collect();
         // Before the namespaces go: what their kernels dropped at the TUN devices.
-        let tun: BTreeMap<&str, TunCounters> = [("client", &self.client), ("server", &self.server)]
+        let tun: BTreeMap<&'static str, TunCounters> = [("client", &self.client), ("server", &self.server)]
             .into_iter()
             .filter_map(|(label, n)| Some((label, tun_counters(n.as_ref()?)?)))
             .collect();
@@ -430,30 +430,24 @@ impl Emulation {
         };
         let writer = self.writer.take().and_then(|h| h.join().ok()).unwrap_or_default();
         let process_cpu_s = timing::process_cpu_ns().saturating_sub(self.process_cpu0) as f64 * 1e-9;
-        let mut summary = summary(&self.scenario, &links, &report, &rt, &writer, &tun);
+        let mut summary = summary(&self.scenario, &links, report, rt, &writer, tun);
         // CPU of every airlink thread, not only the datapath's: the process's total covers the
         // writer, airlink's own endpoints and the controlling thread (Python's) too.
-        summary["cpu"] = serde_json::json!({
-            "datapath_s": report.cpu_s,
-            "writer_s": writer.cpu_s,
-            "stack_s": flows.as_ref().map(|f| f.cpu_s),
-            "process_s": process_cpu_s,
-        });
+        summary.cpu = Cpu {
+            datapath_s: summary.datapath.cpu_s,
+            writer_s: writer.cpu_s,
+            stack_s: stack.as_ref().map(|f| f.cpu_s),
+            process_s: process_cpu_s,
+        };
         if let (Some(dir), false) = (&self.pcap_dir, self.flow_ports.is_empty()) {
             // airlink's own TCP and DCCP appear in the captures as the real protocols.
-            let mut native = serde_json::Map::new();
-            for side in ["client", "server"] {
-                let r = native::rewrite_pcap(&dir.join(format!("{side}.pcap")), &self.flow_ports);
-                native.insert(side.into(), r.map_or_else(|e| serde_json::json!({ "error": e }), |n| serde_json::json!(n)));
-            }
-            summary["pcap"]["native_packets"] = serde_json::Value::Object(native);
+            let native = ["client", "server"].map(|side| (side, native::rewrite_pcap(&dir.join(format!("{side}.pcap")), &self.flow_ports).into()));
+            summary.pcap.native_packets = Some(native.into_iter().collect());
         }
-        if let Some(mut stack) = flows {
-            let flows = std::mem::take(&mut stack.flows);
-            summary["flows"] = serde_json::json!(flows);
-            summary["stack"] = serde_json::json!(stack);
+        if let Some(mut stack) = stack {
+            summary.flows = Some(std::mem::take(&mut stack.flows));
             // Corrupted datagrams never reach airlink's endpoints: the kernels count them.
-            summary["stack"]["udp_checksum_drops"] = serde_json::json!(checksum_drops);
+            summary.stack = Some(StackSummary { report: stack, udp_checksum_drops: checksum_drops });
         }
         self.finished = Some(summary.clone());
         summary
@@ -490,15 +484,15 @@ fn flow_socket(n: &Namespace, local: &str, port: u16, peer: &str, peer_port: u16
 /// A TUN device's counters as its namespace's kernel keeps them (`/proc/net/dev`, the
 /// figures of `ip -s link`): packets the kernel dropped there never reached airlink.
 #[derive(Clone, Debug, Default, Serialize)]
-struct TunCounters {
+pub struct TunCounters {
     /// Packets from the applications to airlink (read by the datapath) and dropped before.
-    tx_packets: u64,
-    tx_dropped: u64,
-    tx_errors: u64,
+    pub tx_packets: u64,
+    pub tx_dropped: u64,
+    pub tx_errors: u64,
     /// Packets from airlink to the applications (written by the datapath) and dropped after.
-    rx_packets: u64,
-    rx_dropped: u64,
-    rx_errors: u64,
+    pub rx_packets: u64,
+    pub rx_dropped: u64,
+    pub rx_errors: u64,
 }
 
 fn tun_counters(n: &Namespace) -> Option<TunCounters> {
@@ -548,22 +542,119 @@ impl Drop for Emulation {
     }
 }
 
-#[derive(Serialize)]
-struct Realtime<'a> {
-    granted: bool,
-    refused: &'a rt::RtReport,
-    warnings: Vec<String>,
+/// An emulation's summary: per-link counters with the simulator's fields, airlink's own flows
+/// as the simulator sums them up, then what only emulation has (the datapath's timing, drops
+/// outside the links, the kernels' counters).
+#[derive(Clone, Debug, Serialize)]
+pub struct EmulationSummary {
+    pub scenario: String,
+    pub seed: u64,
+    pub mode: &'static str,
+    pub links: Vec<LinkSummary>,
+    /// airlink's own flows (none with the kernel's applications).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flows: Option<Vec<FlowSummary>>,
+    pub drops: Drops,
+    pub warnings: Vec<String>,
+    pub datapath: DatapathReport,
+    pub realtime: Realtime,
+    pub pcap: PcapSummary,
+    pub cpu: Cpu,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stack: Option<StackSummary>,
 }
 
-/// The emulation summary: per-link counters with the simulator's fields, then the datapath's.
+impl EmulationSummary {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("summaries serialise")
+    }
+}
+
+/// Drops outside the links: none of them is the scenario's doing.
+#[derive(Clone, Debug, Serialize)]
+pub struct Drops {
+    /// On arrival at a direction whose links held the emulator's memory bound already.
+    pub in_flight_limit: ByDirection,
+    /// Packets read from a TUN device that were not IP.
+    pub malformed: BySide,
+    pub write_errors: u64,
+    /// What the namespaces' kernels dropped at the TUN devices.
+    pub kernel: BTreeMap<&'static str, TunCounters>,
+    /// Records (pcap packets, samples, events) the writer could not keep up with.
+    pub records_lost: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ByDirection {
+    pub downlink: u64,
+    pub uplink: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct BySide {
+    pub client: u64,
+    pub server: u64,
+}
+
+/// SCHED_FIFO and timer slack of the datapath: whether all was granted, what was refused.
+#[derive(Clone, Debug, Serialize)]
+pub struct Realtime {
+    pub granted: bool,
+    pub refused: rt::RtReport,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PcapSummary {
+    pub records: u64,
+    pub errors: Vec<String>,
+    /// airlink's own TCP and DCCP rewritten as the real protocols: packets per capture.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub native_packets: Option<BTreeMap<&'static str, Rewritten>>,
+}
+
+/// The packets of a rewritten capture, or why it could not be rewritten.
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum Rewritten {
+    Packets(u64),
+    Failed { error: String },
+}
+
+impl From<Result<u64, String>> for Rewritten {
+    fn from(r: Result<u64, String>) -> Self {
+        r.map_or_else(|error| Rewritten::Failed { error }, Rewritten::Packets)
+    }
+}
+
+/// CPU time of airlink's threads, s.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Cpu {
+    pub datapath_s: f64,
+    pub writer_s: f64,
+    pub stack_s: Option<f64>,
+    pub process_s: f64,
+}
+
+/// airlink's own endpoints in emulation.
+#[derive(Clone, Debug, Serialize)]
+pub struct StackSummary {
+    #[serde(flatten)]
+    pub report: stack::StackReport,
+    /// Corrupted datagrams the kernels dropped before airlink's endpoints saw them.
+    pub udp_checksum_drops: BTreeMap<&'static str, u64>,
+}
+
+/// The emulation summary; `cpu`, `flows`, `stack` and the rewritten captures are filled in by
+/// [`Emulation::stop`].
 fn summary(
     s: &Scenario,
     links: &[airlink_net::build::BuiltLink<EmuPacket>],
-    report: &DatapathReport,
-    rt: &rt::RtReport,
+    report: DatapathReport,
+    rt: rt::RtReport,
     writer: &writer::WriterReport,
-    tun: &BTreeMap<&str, TunCounters>,
-) -> serde_json::Value {
+    tun: BTreeMap<&'static str, TunCounters>,
+) -> EmulationSummary {
     // The receiving kernel drops corrupted packets; airlink does not see it.
     let links: Vec<LinkSummary> = links
         .iter()
@@ -590,21 +681,24 @@ fn summary(
             report.records_lost
         ));
     }
-    serde_json::json!({
-        "scenario": s.name,
-        "seed": s.seed,
-        "mode": "emulation",
-        "links": links,
-        "drops": {
-            "in_flight_limit": { "downlink": report.in_flight_drops[0], "uplink": report.in_flight_drops[1] },
-            "malformed": { "client": report.malformed_client, "server": report.malformed_server },
-            "write_errors": report.write_errors,
-            "kernel": tun,
-            "records_lost": report.records_lost,
+    EmulationSummary {
+        scenario: s.name.clone(),
+        seed: s.seed,
+        mode: "emulation",
+        links,
+        flows: None,
+        drops: Drops {
+            in_flight_limit: ByDirection { downlink: report.in_flight_drops[0], uplink: report.in_flight_drops[1] },
+            malformed: BySide { client: report.malformed_client, server: report.malformed_server },
+            write_errors: report.write_errors,
+            kernel: tun,
+            records_lost: report.records_lost,
         },
-        "warnings": warnings,
-        "datapath": report,
-        "realtime": Realtime { granted: rt.all_granted(), refused: rt, warnings: rt.warnings() },
-        "pcap": { "records": writer.pcap_records, "errors": writer.errors },
-    })
+        warnings,
+        realtime: Realtime { granted: rt.all_granted(), warnings: rt.warnings(), refused: rt },
+        datapath: report,
+        pcap: PcapSummary { records: writer.pcap_records, errors: writer.errors.clone(), native_packets: None },
+        cpu: Cpu::default(),
+        stack: None,
+    }
 }

@@ -60,6 +60,7 @@ pub struct StackReport {
     pub cpu_s: f64,
     /// SCHED_FIFO and timer slack of the stack thread: what was refused.
     pub realtime: crate::rt::RtReport,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub flows: Vec<FlowSummary>,
 }
 

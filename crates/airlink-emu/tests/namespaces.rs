@@ -47,13 +47,12 @@ fn ping_crosses_both_paths_and_never_beats_the_delay() {
     // 10 + 10 down, 20 + 10 up: never below 50 ms.
     assert!(rtts.iter().all(|&r| r >= 50.0), "{rtts:?}");
     let summary = emu.stop();
-    let links = summary["links"].as_array().unwrap();
-    assert_eq!(links.len(), 4);
-    for l in links {
-        assert!(l["packets_out"].as_u64().unwrap() >= 5, "{l}");
+    assert_eq!(summary.links.len(), 4);
+    for l in &summary.links {
+        assert!(l.packets_out >= 5, "{l:?}");
     }
     // Only the pings: IPv6 is off before the devices exist.
-    assert_eq!(summary["datapath"]["downlink"]["packets"].as_u64(), Some(5), "{summary:#}");
+    assert_eq!(summary.datapath.downlink.packets, 5, "{}", summary.to_json());
     let series = emu.drain();
     assert!(series.iter().any(|(name, t)| *name == "links" && t.rows() > 0));
     // Both pcaps hold the 5 requests and 5 replies.
