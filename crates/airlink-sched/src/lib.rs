@@ -133,7 +133,12 @@ pub struct TcpParams {
 impl Default for TcpParams {
     /// \[S2\]'s values: ω = 1/1000, α = 0.1, β = 0.5, intervals in seconds.
     fn default() -> Self {
-        TcpParams { omega: 1e-3, alpha: 0.1, beta: 0.5, phi_in_slots: false }
+        TcpParams {
+            omega: 1e-3,
+            alpha: 0.1,
+            beta: 0.5,
+            phi_in_slots: false,
+        }
     }
 }
 
@@ -143,7 +148,9 @@ pub enum SchedulerConfig {
     RoundRobin,
     Max,
     /// Proportional fair with averaging weight ω (\[S2\]: 1/1000).
-    Pf { omega: f64 },
+    Pf {
+        omega: f64,
+    },
     TcpPf(TcpParams),
     TcpMax(TcpParams),
 }
@@ -157,7 +164,9 @@ impl SchedulerConfig {
         Ok(match name {
             "rr" => SchedulerConfig::RoundRobin,
             "max" => SchedulerConfig::Max,
-            "pf" => SchedulerConfig::Pf { omega: TcpParams::default().omega },
+            "pf" => SchedulerConfig::Pf {
+                omega: TcpParams::default().omega,
+            },
             "tcp-pf" => SchedulerConfig::TcpPf(TcpParams::default()),
             "tcp-max" => SchedulerConfig::TcpMax(TcpParams::default()),
             _ => return Err(SchedulerError::UnknownName(name.to_string())),
@@ -218,7 +227,10 @@ impl SchedulerConfig {
 pub enum SchedulerError {
     UnknownName(String),
     /// ω, α or β outside (0, 1].
-    Parameter { name: &'static str, value: f64 },
+    Parameter {
+        name: &'static str,
+        value: f64,
+    },
     NoUsers,
     Slot(f64),
 }
@@ -227,9 +239,15 @@ impl fmt::Display for SchedulerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SchedulerError::UnknownName(n) => {
-                write!(f, "unknown scheduler `{n}`; valid schedulers: {}", SchedulerConfig::NAMES.join(", "))
+                write!(
+                    f,
+                    "unknown scheduler `{n}`; valid schedulers: {}",
+                    SchedulerConfig::NAMES.join(", ")
+                )
             }
-            SchedulerError::Parameter { name, value } => write!(f, "{name} must be in (0, 1], got {value}"),
+            SchedulerError::Parameter { name, value } => {
+                write!(f, "{name} must be in (0, 1], got {value}")
+            }
             SchedulerError::NoUsers => write!(f, "a scheduler needs at least one user"),
             SchedulerError::Slot(s) => write!(f, "the slot length must be positive, got {s} s"),
         }
@@ -250,31 +268,65 @@ mod tests {
             assert_eq!(c.build(3, 0.005).unwrap().name(), name);
         }
         let e = SchedulerConfig::by_name("fifo").unwrap_err().to_string();
-        assert_eq!(e, "unknown scheduler `fifo`; valid schedulers: rr, max, pf, tcp-pf, tcp-max");
+        assert_eq!(
+            e,
+            "unknown scheduler `fifo`; valid schedulers: rr, max, pf, tcp-pf, tcp-max"
+        );
     }
 
     #[test]
     fn parameters_outside_the_unit_interval_are_refused() {
         for bad in [0.0, -0.1, 1.5, f64::NAN] {
             let pf = SchedulerConfig::Pf { omega: bad };
-            assert!(matches!(pf.validate(), Err(SchedulerError::Parameter { name: "omega", .. })), "{bad}");
-            let tcp = SchedulerConfig::TcpPf(TcpParams { beta: bad, ..TcpParams::default() });
-            assert!(matches!(tcp.build(2, 0.005).err(), Some(SchedulerError::Parameter { name: "beta", .. })));
-            let tcp = SchedulerConfig::TcpMax(TcpParams { alpha: bad, ..TcpParams::default() });
-            assert!(matches!(tcp.validate(), Err(SchedulerError::Parameter { name: "alpha", .. })));
+            assert!(
+                matches!(
+                    pf.validate(),
+                    Err(SchedulerError::Parameter { name: "omega", .. })
+                ),
+                "{bad}"
+            );
+            let tcp = SchedulerConfig::TcpPf(TcpParams {
+                beta: bad,
+                ..TcpParams::default()
+            });
+            assert!(matches!(
+                tcp.build(2, 0.005).err(),
+                Some(SchedulerError::Parameter { name: "beta", .. })
+            ));
+            let tcp = SchedulerConfig::TcpMax(TcpParams {
+                alpha: bad,
+                ..TcpParams::default()
+            });
+            assert!(matches!(
+                tcp.validate(),
+                Err(SchedulerError::Parameter { name: "alpha", .. })
+            ));
         }
         assert!(SchedulerConfig::Pf { omega: 1.0 }.validate().is_ok());
-        assert_eq!(SchedulerConfig::Max.build(0, 0.005).err(), Some(SchedulerError::NoUsers));
-        assert_eq!(SchedulerConfig::Max.build(1, 0.0).err(), Some(SchedulerError::Slot(0.0)));
+        assert_eq!(
+            SchedulerConfig::Max.build(0, 0.005).err(),
+            Some(SchedulerError::NoUsers)
+        );
+        assert_eq!(
+            SchedulerConfig::Max.build(1, 0.0).err(),
+            Some(SchedulerError::Slot(0.0))
+        );
     }
 
     #[test]
     fn argmax_skips_ineligible_users_and_breaks_ties() {
         let rates = [5.0, 9.0, 9.0, 9.0, 0.0];
         let queues = [1, 1, 1, 0, 1];
-        let slot = Slot { index: 0, rate_bps: &rates, queue_bits: &queues };
+        let slot = Slot {
+            index: 0,
+            rate_bps: &rates,
+            queue_bits: &queues,
+        };
         // User 3 has no data and user 4 no rate: the tie is between users 1 and 2.
-        assert_eq!(Ties::LowestIndex.argmax(&slot, |i| slot.rate_bps[i]), Some(1));
+        assert_eq!(
+            Ties::LowestIndex.argmax(&slot, |i| slot.rate_bps[i]),
+            Some(1)
+        );
         let mut ties = Ties::Random(RngStream::derive(1, "ties"));
         let mut counts = [0u32; 5];
         for _ in 0..10_000 {
@@ -283,20 +335,34 @@ mod tests {
         assert_eq!((counts[0], counts[3], counts[4]), (0, 0, 0));
         assert!((counts[1] as i32 - 5000).abs() < 300, "{counts:?}");
         // NaN never wins; nobody eligible gives None.
-        assert_eq!(Ties::LowestIndex.argmax(&slot, |i| if i == 1 { f64::NAN } else { 1.0 }), Some(0));
-        let empty = Slot { index: 0, rate_bps: &rates, queue_bits: &[0; 5] };
+        assert_eq!(
+            Ties::LowestIndex.argmax(&slot, |i| if i == 1 { f64::NAN } else { 1.0 }),
+            Some(0)
+        );
+        let empty = Slot {
+            index: 0,
+            rate_bps: &rates,
+            queue_bits: &[0; 5],
+        };
         assert_eq!(Ties::LowestIndex.argmax(&empty, |_| 1.0), None);
     }
 
     #[test]
     fn three_way_ties_are_uniform() {
         let rates = [1.0; 3];
-        let slot = Slot { index: 0, rate_bps: &rates, queue_bits: &[1; 3] };
+        let slot = Slot {
+            index: 0,
+            rate_bps: &rates,
+            queue_bits: &[1; 3],
+        };
         let mut ties = Ties::Random(RngStream::derive(2, "ties"));
         let mut counts = [0i32; 3];
         for _ in 0..30_000 {
             counts[ties.argmax(&slot, |_| 1.0).unwrap()] += 1;
         }
-        assert!(counts.iter().all(|&c| (c - 10_000).abs() < 400), "{counts:?}");
+        assert!(
+            counts.iter().all(|&c| (c - 10_000).abs() < 400),
+            "{counts:?}"
+        );
     }
 }

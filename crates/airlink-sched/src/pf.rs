@@ -23,7 +23,10 @@ pub struct ThroughputAverage {
 
 impl ThroughputAverage {
     pub fn new(users: usize, omega: f64) -> Self {
-        ThroughputAverage { omega, a: vec![INITIAL_THROUGHPUT_BPS; users] }
+        ThroughputAverage {
+            omega,
+            a: vec![INITIAL_THROUGHPUT_BPS; users],
+        }
     }
 
     /// Eq. 2 for every user after a slot in which `served` (if any) was granted `rate_bps`.
@@ -61,7 +64,9 @@ pub struct Pf {
 
 impl Pf {
     pub fn new(users: usize, omega: f64) -> Self {
-        Pf { avg: ThroughputAverage::new(users, omega) }
+        Pf {
+            avg: ThroughputAverage::new(users, omega),
+        }
     }
 }
 
@@ -93,7 +98,11 @@ mod tests {
         let mut pf = Pf::new(2, 1e-3);
         pf.avg.a = vec![200e3, 120e3];
         let rates = [1.28e6, 640e3];
-        let slot = Slot { index: 100, rate_bps: &rates, queue_bits: &[20_000, 40_000] };
+        let slot = Slot {
+            index: 100,
+            rate_bps: &rates,
+            queue_bits: &[20_000, 40_000],
+        };
         assert!((rates[0] / pf.avg.a[0] - 6.4).abs() < 1e-12);
         assert!((rates[1] / pf.avg.a[1] - 5.333_333).abs() < 1e-6);
         assert_eq!(pf.schedule(&slot, &mut Ties::LowestIndex), Some(0));
@@ -101,18 +110,36 @@ mod tests {
         let mut avg = ThroughputAverage::new(2, 1e-3);
         avg.a = vec![200e3, 120e3];
         avg.update(Some((1, 640e3)));
-        assert!((avg.a[1] - 120_520.0).abs() < 1e-9 && (avg.a[0] - 199_800.0).abs() < 1e-9, "{:?}", avg.a);
+        assert!(
+            (avg.a[1] - 120_520.0).abs() < 1e-9 && (avg.a[0] - 199_800.0).abs() < 1e-9,
+            "{:?}",
+            avg.a
+        );
     }
 
     #[test]
     fn starts_round_robin_and_idle_slots_decay_like_empty_slots() {
         let mut pf = Pf::new(3, 1e-3);
         let rates = [320e3; 3];
-        let slot = Slot { index: 0, rate_bps: &rates, queue_bits: &[1; 3] };
-        let picks: Vec<_> = (0..3).map(|_| pf.schedule(&slot, &mut Ties::LowestIndex).unwrap()).collect();
-        assert_eq!(picks, [0, 1, 2], "all A start at 1 bit/s, served users' A jump");
+        let slot = Slot {
+            index: 0,
+            rate_bps: &rates,
+            queue_bits: &[1; 3],
+        };
+        let picks: Vec<_> = (0..3)
+            .map(|_| pf.schedule(&slot, &mut Ties::LowestIndex).unwrap())
+            .collect();
+        assert_eq!(
+            picks,
+            [0, 1, 2],
+            "all A start at 1 bit/s, served users' A jump"
+        );
         let mut stepped = pf.clone();
-        let empty = Slot { index: 0, rate_bps: &rates, queue_bits: &[0; 3] };
+        let empty = Slot {
+            index: 0,
+            rate_bps: &rates,
+            queue_bits: &[0; 3],
+        };
         for _ in 0..500 {
             assert_eq!(stepped.schedule(&empty, &mut Ties::LowestIndex), None);
         }
@@ -134,8 +161,15 @@ mod tests {
         let n = 200_000;
         for k in 0..n {
             // Exponential (Rayleigh power) fading per user and slot.
-            let rates: Vec<f64> = scale.iter().map(|c| c * 1e5 * -rng.uniform_open0().ln()).collect();
-            let slot = Slot { index: k, rate_bps: &rates, queue_bits: &[1; 3] };
+            let rates: Vec<f64> = scale
+                .iter()
+                .map(|c| c * 1e5 * -rng.uniform_open0().ln())
+                .collect();
+            let slot = Slot {
+                index: k,
+                rate_bps: &rates,
+                queue_bits: &[1; 3],
+            };
             served[pf.schedule(&slot, &mut ties).unwrap()] += 1;
         }
         for s in served {
@@ -143,6 +177,9 @@ mod tests {
         }
         // A tracks each user's served rate: about c_i in proportion.
         let a = &pf.avg.a;
-        assert!((a[1] / a[0] / 3.0 - 1.0).abs() < 0.25 && (a[2] / a[1] / 3.0 - 1.0).abs() < 0.25, "{a:?}");
+        assert!(
+            (a[1] / a[0] / 3.0 - 1.0).abs() < 0.25 && (a[2] / a[1] / 3.0 - 1.0).abs() < 0.25,
+            "{a:?}"
+        );
     }
 }

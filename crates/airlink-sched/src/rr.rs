@@ -25,7 +25,9 @@ impl Scheduler for RoundRobin {
 
     fn schedule(&mut self, slot: &Slot, _ties: &mut Ties) -> Option<usize> {
         debug_assert_eq!(slot.users(), self.users);
-        let chosen = (0..self.users).map(|k| (self.next + k) % self.users).find(|&i| slot.eligible(i))?;
+        let chosen = (0..self.users)
+            .map(|k| (self.next + k) % self.users)
+            .find(|&i| slot.eligible(i))?;
         self.next = (chosen + 1) % self.users;
         Some(chosen)
     }
@@ -43,12 +45,26 @@ mod tests {
         let mut rr = RoundRobin::new(4);
         let rates = [1.0, 0.0, 1.0, 1.0];
         let queues = [5, 5, 0, 5];
-        let slot = Slot { index: 0, rate_bps: &rates, queue_bits: &queues };
-        let picks: Vec<_> = (0..5).map(|_| rr.schedule(&slot, &mut Ties::LowestIndex).unwrap()).collect();
+        let slot = Slot {
+            index: 0,
+            rate_bps: &rates,
+            queue_bits: &queues,
+        };
+        let picks: Vec<_> = (0..5)
+            .map(|_| rr.schedule(&slot, &mut Ties::LowestIndex).unwrap())
+            .collect();
         assert_eq!(picks, [0, 3, 0, 3, 0]);
-        let nobody = Slot { index: 0, rate_bps: &rates, queue_bits: &[0; 4] };
+        let nobody = Slot {
+            index: 0,
+            rate_bps: &rates,
+            queue_bits: &[0; 4],
+        };
         assert_eq!(rr.schedule(&nobody, &mut Ties::LowestIndex), None);
-        assert_eq!(rr.schedule(&slot, &mut Ties::LowestIndex), Some(3), "the pointer did not move");
+        assert_eq!(
+            rr.schedule(&slot, &mut Ties::LowestIndex),
+            Some(3),
+            "the pointer did not move"
+        );
     }
 
     proptest! {

@@ -13,7 +13,9 @@ pub struct TcpMax {
 
 impl TcpMax {
     pub fn new(users: usize, slot_s: f64, p: TcpParams) -> Self {
-        TcpMax { state: IntervalState::new(users, slot_s, p) }
+        TcpMax {
+            state: IntervalState::new(users, slot_s, p),
+        }
     }
 }
 
@@ -43,7 +45,11 @@ mod tests {
     #[test]
     fn spec_c_two_user_vector() {
         let (state, rates, queues) = spec_c_state();
-        let slot = Slot { index: 1000, rate_bps: &rates, queue_bits: &queues };
+        let slot = Slot {
+            index: 1000,
+            rate_bps: &rates,
+            queue_bits: &queues,
+        };
         let mut probe = state.clone();
         probe.predict(&slot);
         close(rates[0] * probe.bracket(0), 302_545.5, 1e-6);

@@ -46,7 +46,12 @@ pub struct IntervalState {
 impl IntervalState {
     pub fn new(users: usize, slot_s: f64, p: TcpParams) -> Self {
         let unit = if p.phi_in_slots { 1.0 } else { slot_s };
-        let user = TcpPfUser { q: 0.0, phi: unit, sigma: unit * unit, last: 0 };
+        let user = TcpPfUser {
+            q: 0.0,
+            phi: unit,
+            sigma: unit * unit,
+            last: 0,
+        };
         IntervalState {
             p,
             unit,
@@ -109,7 +114,9 @@ pub struct TcpPf {
 
 impl TcpPf {
     pub fn new(users: usize, slot_s: f64, p: TcpParams) -> Self {
-        TcpPf { state: IntervalState::new(users, slot_s, p) }
+        TcpPf {
+            state: IntervalState::new(users, slot_s, p),
+        }
     }
 }
 
@@ -142,8 +149,18 @@ pub(crate) mod tests {
     pub(crate) fn spec_c_state() -> (IntervalState, [f64; 2], [u64; 2]) {
         let mut s = IntervalState::new(2, 0.005, TcpParams::default());
         s.avg.a = vec![200e3, 120e3];
-        s.users[0] = TcpPfUser { q: 20e3, phi: 0.10, sigma: 0.02, last: 960 };
-        s.users[1] = TcpPfUser { q: 40e3, phi: 0.20, sigma: 0.06, last: 990 };
+        s.users[0] = TcpPfUser {
+            q: 20e3,
+            phi: 0.10,
+            sigma: 0.02,
+            last: 960,
+        };
+        s.users[1] = TcpPfUser {
+            q: 40e3,
+            phi: 0.20,
+            sigma: 0.06,
+            last: 990,
+        };
         (s, [1.28e6, 640e3], [20_000, 40_000])
     }
 
@@ -155,7 +172,11 @@ pub(crate) mod tests {
     #[test]
     fn spec_c_two_user_vector() {
         let (state, rates, queues) = spec_c_state();
-        let slot = Slot { index: 1000, rate_bps: &rates, queue_bits: &queues };
+        let slot = Slot {
+            index: 1000,
+            rate_bps: &rates,
+            queue_bits: &queues,
+        };
         let mut tcp = TcpPf { state };
         tcp.state.predict(&slot);
         let s = &tcp.state;
@@ -172,8 +193,20 @@ pub(crate) mod tests {
         let mut tcp = TcpPf { state };
         assert_eq!(tcp.schedule(&slot, &mut Ties::LowestIndex), Some(1));
         let s = &tcp.state;
-        assert_eq!(s.users[1], TcpPfUser { q: 40e3, phi: s.predicted(1).0, sigma: s.predicted(1).1, last: 1000 });
-        assert_eq!((s.users[0].phi, s.users[0].sigma, s.users[0].last), (0.10, 0.02, 960), "unserved: unchanged");
+        assert_eq!(
+            s.users[1],
+            TcpPfUser {
+                q: 40e3,
+                phi: s.predicted(1).0,
+                sigma: s.predicted(1).1,
+                last: 1000
+            }
+        );
+        assert_eq!(
+            (s.users[0].phi, s.users[0].sigma, s.users[0].last),
+            (0.10, 0.02, 960),
+            "unserved: unchanged"
+        );
         close(s.avg.a[1], 120_520.0, 1e-12);
         close(s.avg.a[0], 199_800.0, 1e-12);
     }
@@ -182,17 +215,28 @@ pub(crate) mod tests {
     fn intervals_in_slots_weigh_the_interval_term_by_the_slots_per_second() {
         // One user served at slots 0 and 1 of both variants: then Φ and Σ differ exactly by the
         // unit, so the interval term of the bracket differs by 1/T_slot = 200.
-        let p = TcpParams { phi_in_slots: true, ..TcpParams::default() };
+        let p = TcpParams {
+            phi_in_slots: true,
+            ..TcpParams::default()
+        };
         let mut slots = IntervalState::new(1, 0.005, p);
         let mut secs = IntervalState::new(1, 0.005, TcpParams::default());
         for n in 0..5 {
-            let slot = Slot { index: n, rate_bps: &[1e6], queue_bits: &[0] };
+            let slot = Slot {
+                index: n,
+                rate_bps: &[1e6],
+                queue_bits: &[0],
+            };
             for s in [&mut slots, &mut secs] {
                 s.predict(&slot);
                 s.commit(&slot, Some(0));
             }
         }
-        let slot = Slot { index: 12, rate_bps: &[1e6], queue_bits: &[0] };
+        let slot = Slot {
+            index: 12,
+            rate_bps: &[1e6],
+            queue_bits: &[0],
+        };
         slots.predict(&slot);
         secs.predict(&slot);
         close(slots.bracket(0), 200.0 * secs.bracket(0), 1e-12);
@@ -202,17 +246,33 @@ pub(crate) mod tests {
     #[test]
     fn initial_values_and_idle_slots() {
         let mut s = IntervalState::new(2, 0.005, TcpParams::default());
-        assert_eq!(s.users[0], TcpPfUser { q: 0.0, phi: 0.005, sigma: 2.5e-5, last: 0 });
+        assert_eq!(
+            s.users[0],
+            TcpPfUser {
+                q: 0.0,
+                phi: 0.005,
+                sigma: 2.5e-5,
+                last: 0
+            }
+        );
         assert_eq!(s.avg.a, vec![1.0, 1.0]);
         // Slot 0: φ̂ = 0, Φ̂ = 0.9·T, Σ̂ = 0.5·T², bracket ½·Σ̂/Φ̂ + Q/A with Q = ω·q.
-        let slot = Slot { index: 0, rate_bps: &[1e6, 1e6], queue_bits: &[1000, 0] };
+        let slot = Slot {
+            index: 0,
+            rate_bps: &[1e6, 1e6],
+            queue_bits: &[1000, 0],
+        };
         s.predict(&slot);
         close(s.bracket(0), 0.5 * 1.25e-5 / 0.0045 + 1.0, 1e-12);
         close(s.bracket(1), 0.5 * 1.25e-5 / 0.0045, 1e-12);
         // Idle slots decay Q as empty slots would.
         let mut stepped = s.clone();
         for n in 1..=300 {
-            let empty = Slot { index: n, rate_bps: &[1e6, 1e6], queue_bits: &[0, 0] };
+            let empty = Slot {
+                index: n,
+                rate_bps: &[1e6, 1e6],
+                queue_bits: &[0, 0],
+            };
             stepped.predict(&empty);
             stepped.commit(&empty, None);
         }
@@ -229,7 +289,11 @@ pub(crate) mod tests {
         tcp.state.users[0].last = 90;
         tcp.state.users[1].last = 50;
         tcp.state.users[2].last = 99;
-        let slot = Slot { index: 100, rate_bps: &[1e6; 3], queue_bits: &[1; 3] };
+        let slot = Slot {
+            index: 100,
+            rate_bps: &[1e6; 3],
+            queue_bits: &[1; 3],
+        };
         assert_eq!(tcp.schedule(&slot, &mut Ties::LowestIndex), Some(1));
     }
 }
