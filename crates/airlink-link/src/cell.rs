@@ -327,15 +327,6 @@ impl<P: Packet> CellDownlink<P> {
         self.channel.grid().start(n)
     }
 
-    fn slot_at_or_after(&self, t: Instant) -> u64 {
-        let n = self.channel.grid().index_at(t);
-        if self.slot_start(n) < t {
-            n + 1
-        } else {
-            n
-        }
-    }
-
     fn run_slot(&mut self, n: u64) {
         for i in 0..self.queues.len() {
             let (sinr, estimated) = self.channel.sinr_db(i, n);
@@ -424,7 +415,7 @@ impl<P: Packet> Link<P> for CellDownlink<P> {
         }
         if !self.has_data() {
             // The cell was idle: the slots since the last one it ran pass without data.
-            let first = self.slot_at_or_after(now).max(self.next_slot);
+            let first = self.channel.grid().first_at_or_after(now).max(self.next_slot);
             if first > self.next_slot {
                 self.scheduler.idle(self.next_slot, first - self.next_slot);
                 self.next_slot = first;
