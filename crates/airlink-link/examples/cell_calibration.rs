@@ -72,7 +72,7 @@ fn main() {
     println!("mean true SINR (dB):       {}", quantiles(mean_sinr));
     println!("mean feasible rate (kb/s): {}", quantiles(mean_rate));
     println!("\nrate (kb/s)  threshold (dB)  share of slots it is the feasible rate");
-    for k in 0..=rates.len() {
+    for (k, slots_at) in per_rate.iter().enumerate() {
         let (name, th) = match k {
             0 => ("none".to_string(), "-".to_string()),
             _ => (
@@ -82,11 +82,11 @@ fn main() {
         };
         println!(
             "{name:>11}  {th:>14}  {:>6.3}",
-            per_rate[k] as f64 / total_slots as f64
+            *slots_at as f64 / total_slots as f64
         );
     }
     println!("\nusers' mean rate (kb/s)  share of users");
-    for k in 0..=rates.len() {
+    for (k, users) in users_by_mean_rate.iter().enumerate() {
         let lo = if k == 0 {
             0
         } else {
@@ -100,7 +100,7 @@ fn main() {
         println!(
             "{:>23}  {:>6.3}",
             format!("[{lo}, {hi}"),
-            users_by_mean_rate[k] as f64 / total_users
+            *users as f64 / total_users
         );
     }
 }
