@@ -219,6 +219,12 @@ impl CellUserStats {
     pub fn mean_rate_bps(&self) -> f64 {
         self.rate_bps_sum / self.slots_observed as f64
     }
+
+    /// Mean and second moment of the inter-scheduling interval, in slots and slots².
+    pub fn interval_moments(&self) -> (f64, f64) {
+        let n = self.intervals as f64;
+        (self.interval_sum as f64 / n, self.interval_sq_sum / n)
+    }
 }
 
 /// The cell's counters beyond [`LinkStats`].
@@ -663,9 +669,15 @@ mod tests {
         for (x, y) in cell_a.users.iter().zip(&cell_b.users) {
             assert_eq!((x.slots_observed, x.sinr_linear_sum, x.rate_bps_sum), (y.slots_observed, y.sinr_linear_sum, y.rate_bps_sum));
         }
-        // Round robin over 6 backlogged users: intervals of 6 slots when all rates are above 0.
-        let rr_gaps: Vec<u64> = cell_b.users.iter().map(|u| u.interval_max).collect();
-        assert!(rr_gaps.iter().all(|&g| g >= 6), "{rr_gaps:?}");
+        // Round robin over 6 backlogged users: intervals near 6 slots (shorter while another
+        // user has no rate, longer while this one has none); PF's longest gap is longer.
+        for u in &cell_b.users {
+            let (mean, second) = u.interval_moments();
+            assert!((4.0..8.0).contains(&mean) && second >= mean * mean, "{u:?}");
+            assert_eq!(u.intervals + 1, u.slots_served);
+        }
+        let max_gap = |c: &CellStats| c.users.iter().map(|u| u.interval_max).max().unwrap();
+        assert!(max_gap(&cell_a) > max_gap(&cell_b), "PF {} vs RR {}", max_gap(&cell_a), max_gap(&cell_b));
     }
 
     #[test]

@@ -282,6 +282,43 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn hand_computed_slot_from_the_initial_state() {
+        // Slot 4, nobody served yet (φ̂ = 4·T = 0.02 s for all). U0: R = 320 k, q = 8000;
+        // U1: empty queue; U2: rate 0; U3: R = 640 k, q = 1000; U4 = U3 (a tie).
+        // Q = ω·q: 8, 0, 5, 1, 1 bits. Φ̂ = 0.1·0.02 + 0.9·0.005 = 0.0065 s;
+        // Σ̂ = 0.5·0.02² + 0.5·0.005² = 2.125e-4 s²; ½Σ̂/Φ̂ = 0.016346154 s. With A = 1 bit/s:
+        // TCP-PF = TCP-MAX = R·(0.016346 + Q): U0 2 565 230.8, U3 = U4 650 461.5 → U0;
+        // PF = R: U3 and U4 tie at 640 000 → U3 (lowest index).
+        let rates = [320e3, 640e3, 0.0, 640e3, 640e3];
+        let queues = [8000, 0, 5000, 1000, 1000];
+        let slot = Slot {
+            index: 4,
+            rate_bps: &rates,
+            queue_bits: &queues,
+        };
+        let mut tcp = TcpPf::new(5, 0.005, TcpParams::default());
+        tcp.state.predict(&slot);
+        let q: Vec<f64> = tcp.state.users.iter().map(|u| u.q).collect();
+        assert_eq!(q, [8.0, 0.0, 5.0, 1.0, 1.0]);
+        close(tcp.state.predicted(2).0, 0.0065, 1e-12);
+        close(tcp.state.predicted(2).1, 2.125e-4, 1e-12);
+        close(tcp.state.bracket(0), 8.016346154, 1e-9);
+        close(rates[3] * tcp.state.bracket(3), 650_461.538, 1e-9);
+        let mut tcp = TcpPf::new(5, 0.005, TcpParams::default());
+        assert_eq!(tcp.schedule(&slot, &mut Ties::LowestIndex), Some(0));
+        let u0 = tcp.state.users[0];
+        assert_eq!((u0.last, tcp.state.users[3].last), (4, 0));
+        close(u0.phi, 0.0065, 1e-12);
+        close(u0.sigma, 2.125e-4, 1e-12);
+        close(tcp.state.avg.a[0], 0.999 + 320.0, 1e-12);
+        close(tcp.state.avg.a[2], 0.999, 1e-12);
+        let mut max = crate::TcpMax::new(5, 0.005, TcpParams::default());
+        assert_eq!(max.schedule(&slot, &mut Ties::LowestIndex), Some(0));
+        let mut pf = crate::Pf::new(5, 1e-3);
+        assert_eq!(pf.schedule(&slot, &mut Ties::LowestIndex), Some(3));
+    }
+
+    #[test]
     fn a_long_wait_raises_a_users_priority_over_pf() {
         // Equal rates and throughputs: PF ties, TCP-PF serves the user waiting longest.
         let mut tcp = TcpPf::new(3, 0.005, TcpParams::default());
