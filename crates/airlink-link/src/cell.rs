@@ -475,12 +475,12 @@ mod tests {
     use crate::testing::TestPacket;
     use airlink_channel::CellChannelConfig;
 
-    fn fixed_channel(snr_db: &[f64], seed: u64) -> CellChannel {
-        // Without fading or estimation noise, a user at distance d has exactly γ̄(d); put the
-        // user at the distance where γ̄ = snr_db.
-        let cfg = CellChannelConfig { rayleigh: false, estimation_sigma_db: 0.0, ..CellChannelConfig::study() };
+    /// Users without fading at the given SINRs, estimated with noise of σ `estimation_sigma_db`.
+    fn fixed_channel(snr_db: &[f64], estimation_sigma_db: f64) -> CellChannel {
+        // Without fading a user at distance d has exactly γ̄(d): put it where γ̄ = snr_db.
+        let cfg = CellChannelConfig { rayleigh: false, estimation_sigma_db, ..CellChannelConfig::study() };
         let places: Vec<(f64, f64)> = snr_db.iter().map(|s| (cfg.radius_m * 10f64.powf(-s / cfg.path_loss.slope_db), 0.0)).collect();
-        let ch = CellChannel::with_positions(&cfg, &places, RngStream::derive(seed, "cell")).unwrap();
+        let ch = CellChannel::with_positions(&cfg, &places, RngStream::derive(1, "cell")).unwrap();
         for (u, s) in ch.users().iter().zip(snr_db) {
             assert!((u.mean_snr_db - s).abs() < 1e-9);
         }
@@ -557,7 +557,7 @@ mod tests {
         // (7500 frames of data).
         let total_bits = 4000.0 * 12_000.0;
         for fer in [FerModel::Iid(0.0), FerModel::Iid(0.01), FerModel::Iid(0.2), FerModel::Waterfall] {
-            let mut link = CellDownlink::new(params("pf", fer), fixed_channel(&[6.0], 1), flows(1, 1), RngStream::derive(1, "cell-link")).unwrap();
+            let mut link = CellDownlink::new(params("pf", fer), fixed_channel(&[6.0], 0.0), flows(1, 1), RngStream::derive(1, "cell-link")).unwrap();
             let arrivals = (0..4000).map(|i| (Instant::ZERO, packet(i, 1500, 10))).collect();
             let out = drive(&mut link, arrivals, Instant::FAR_FUTURE);
             assert_eq!(out.len(), 4000);
@@ -580,10 +580,39 @@ mod tests {
     }
 
     #[test]
+    fn rates_follow_the_estimated_sinr_and_errors_the_true_one() {
+        // A backlogged user at a true 5.5 dB, estimated with σ = 0.707 dB noise: rate k is
+        // chosen with probability P(θ_k ≤ 5.5 + σw < θ_{k+1}), and a frame at rate k fails
+        // with the waterfall FER of 5.5 dB − θ_k.
+        let sigma = 0.5f64.sqrt();
+        let mut link = CellDownlink::new(params("pf", FerModel::Waterfall), fixed_channel(&[5.5], sigma), flows(1, 1), RngStream::derive(1, "l")).unwrap();
+        let arrivals = (0..20_000).map(|i| (Instant::ZERO, packet(i, 1500, 10))).collect();
+        drive(&mut link, arrivals, Instant::from_secs_f64(100.0));
+        let cell = link.cell_stats().unwrap();
+        let n = link.stats().frames_sent as f64;
+        assert_eq!(n, 20_001.0, "backlogged for slots 0 to 20 000");
+        let rates = RateSet::study();
+        let below = |x: f64| 0.5 * libm::erfc(-(x - 5.5) / (sigma * 2f64.sqrt()));
+        let mut want_errors = 0.0;
+        for k in 0..rates.len() {
+            let upper = if k + 1 < rates.len() { below(rates.threshold_db(k + 1)) } else { 1.0 };
+            let p = upper - below(rates.threshold_db(k));
+            let got = cell.slots_per_rate[k] as f64 / n;
+            assert!((got - p).abs() < 4.0 * (p * (1.0 - p) / n).sqrt() + 1e-4, "rate {k}: {got} vs {p}");
+            want_errors += p * FerModel::Waterfall.fer(5.5, rates.threshold_db(k));
+        }
+        // No rate (estimate below −2.04 dB, 8.7 σ down) never happens: every slot is served.
+        let got = link.stats().frame_errors as f64 / n;
+        assert!((got - want_errors).abs() < 4.0 * (want_errors / n).sqrt(), "errors {got} vs {want_errors}");
+        assert!(cell.slots_per_rate[2] > 5000 && cell.slots_per_rate[3] > 10_000, "the noise spreads the choice over two rates");
+        assert!((cell.users[0].mean_sinr_db() - 5.5).abs() < 1e-9);
+    }
+
+    #[test]
     fn packets_leave_at_the_end_of_the_slot_of_their_last_bit() {
         // Error-free 1.28 Mbit/s: packet j's last bit is bit 12 000·(j+1) − 1 of the stream,
         // sent in slot ⌊that / 6400⌋.
-        let mut link = CellDownlink::new(params("rr", FerModel::Iid(0.0)), fixed_channel(&[6.0], 1), flows(1, 1), RngStream::derive(1, "l")).unwrap();
+        let mut link = CellDownlink::new(params("rr", FerModel::Iid(0.0)), fixed_channel(&[6.0], 0.0), flows(1, 1), RngStream::derive(1, "l")).unwrap();
         // An idle cell needs no wake-ups; a packet at 12 ms waits for slot 3 (15 ms).
         assert_eq!(link.poll_at(), None);
         let arrivals = (0..20).map(|i| (Instant::from_millis(12), packet(i, 1500, 10))).collect();
@@ -684,7 +713,7 @@ mod tests {
     fn schedulers_drive_the_choice_and_a_user_without_rate_is_never_served() {
         // Users at 12 dB (2.56 Mbit/s), 3 dB (640 kbit/s) and −10 dB (no rate).
         let served = |sched: &str| {
-            let mut link = CellDownlink::new(CellParams { random_ties: false, ..params(sched, FerModel::Iid(0.0)) }, fixed_channel(&[12.0, 3.0, -10.0], 1), flows(3, 3), RngStream::derive(1, "l")).unwrap();
+            let mut link = CellDownlink::new(CellParams { random_ties: false, ..params(sched, FerModel::Iid(0.0)) }, fixed_channel(&[12.0, 3.0, -10.0], 0.0), flows(3, 3), RngStream::derive(1, "l")).unwrap();
             let arrivals = (0..300).map(|i| (Instant::ZERO, packet(i, 1000, 10 + i % 3))).collect();
             let out = drive(&mut link, arrivals, Instant::from_secs_f64(2.0));
             let cell = link.cell_stats().unwrap();
@@ -700,7 +729,7 @@ mod tests {
         assert_eq!((u0, u1, last1), (63, 250, 63 + 250 - 1));
         let (u0, u1, last1) = served("rr");
         assert_eq!((u0, u1, last1), (63, 250, 250 + 63 - 1));
-        let mut link = CellDownlink::new(CellParams { random_ties: false, record_slots: true, ..params("rr", FerModel::Iid(0.0)) }, fixed_channel(&[12.0, 3.0], 1), flows(2, 2), RngStream::derive(1, "l")).unwrap();
+        let mut link = CellDownlink::new(CellParams { random_ties: false, record_slots: true, ..params("rr", FerModel::Iid(0.0)) }, fixed_channel(&[12.0, 3.0], 0.0), flows(2, 2), RngStream::derive(1, "l")).unwrap();
         drive(&mut link, (0..4).map(|i| (Instant::ZERO, packet(i, 1000, 10 + i % 2))).collect(), Instant::FAR_FUTURE);
         let users: Vec<u32> = link.cell_stats().unwrap().slots.iter().map(|r| r.user).collect();
         assert_eq!(users[..4], [0, 1, 0, 1]);
@@ -719,7 +748,7 @@ mod tests {
             }
             fn idle(&mut self, _: u64, _: u64) {}
         }
-        let mut link = CellDownlink::with_scheduler(params("pf", FerModel::Iid(0.0)), fixed_channel(&[12.0, 12.0], 1), Box::new(Last), flows(2, 2), RngStream::derive(1, "l")).unwrap();
+        let mut link = CellDownlink::with_scheduler(params("pf", FerModel::Iid(0.0)), fixed_channel(&[12.0, 12.0], 0.0), Box::new(Last), flows(2, 2), RngStream::derive(1, "l")).unwrap();
         let out = drive(&mut link, (0..10).map(|i| (Instant::ZERO, packet(i, 1000, 10 + i % 2))).collect(), Instant::FAR_FUTURE);
         let order: Vec<u32> = out.iter().map(|(_, p)| p.flow).collect();
         assert_eq!(order, [11, 11, 11, 11, 11, 10, 10, 10, 10, 10]);
@@ -728,12 +757,12 @@ mod tests {
     #[test]
     fn bad_construction_is_refused() {
         let map: HashMap<u32, usize> = [(5, 0), (6, 3)].into_iter().collect();
-        let e = CellDownlink::<TestPacket>::new(CellParams::default(), fixed_channel(&[1.0, 2.0], 1), map, RngStream::derive(1, "l")).err().unwrap();
+        let e = CellDownlink::<TestPacket>::new(CellParams::default(), fixed_channel(&[1.0, 2.0], 0.0), map, RngStream::derive(1, "l")).err().unwrap();
         assert_eq!(e.to_string(), "flow 6 is mapped to user 3, but the cell has users 0..2");
-        let e = CellDownlink::<TestPacket>::new(params("pf", FerModel::Iid(1.5)), fixed_channel(&[1.0], 1), flows(1, 1), RngStream::derive(1, "l")).err();
+        let e = CellDownlink::<TestPacket>::new(params("pf", FerModel::Iid(1.5)), fixed_channel(&[1.0], 0.0), flows(1, 1), RngStream::derive(1, "l")).err();
         assert_eq!(e, Some(CellError::Fer(1.5)));
         let p = CellParams { scheduler: SchedulerConfig::Pf { omega: 0.0 }, ..CellParams::default() };
-        let e = CellDownlink::<TestPacket>::new(p, fixed_channel(&[1.0], 1), flows(1, 1), RngStream::derive(1, "l")).err().unwrap();
+        let e = CellDownlink::<TestPacket>::new(p, fixed_channel(&[1.0], 0.0), flows(1, 1), RngStream::derive(1, "l")).err().unwrap();
         assert_eq!(e.to_string(), "scheduler: omega must be in (0, 1], got 0");
     }
 
@@ -757,7 +786,7 @@ mod tests {
         // Two bursts of 40 × 1500 B at 8 dB (1.92 Mbit/s, 9600 bits a slot: 50 slots each),
         // at 0 s and at 10 s (slot 2000): slots 50 to 1999 pass idle.
         let log = RoundRobinLog::default();
-        let mut link = CellDownlink::with_scheduler(params("pf", FerModel::Iid(0.0)), fixed_channel(&[8.0, 8.0], 1), Box::new(Recorder(log.clone())), flows(2, 2), RngStream::derive(1, "l")).unwrap();
+        let mut link = CellDownlink::with_scheduler(params("pf", FerModel::Iid(0.0)), fixed_channel(&[8.0, 8.0], 0.0), Box::new(Recorder(log.clone())), flows(2, 2), RngStream::derive(1, "l")).unwrap();
         let burst = |t: f64, base: u32| (0..40).map(move |i| (Instant::from_secs_f64(t), packet(base + i, 1500, 10 + i % 2)));
         let out = drive(&mut link, burst(0.0, 0).chain(burst(10.0, 100)).collect(), Instant::FAR_FUTURE);
         assert_eq!(out.len(), 80);
