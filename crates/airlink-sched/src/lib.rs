@@ -14,9 +14,29 @@
 //! | `tcp-pf` | `tcp_pf.rs` | (R_i\[n\]/A_i\[n−1\])·\[½Σ̂_i/Φ̂_i + Q_i\[n\]/A_i\[n−1\]\] |
 //! | `tcp-max` | `tcp_max.rs` | R_i\[n\]·\[½Σ̂_i/Φ̂_i + Q_i\[n\]/A_i\[n−1\]\] |
 //!
-//! A scheduler of one's own is a type implementing [`Scheduler`] (see `max.rs`, a dozen
-//! lines); the cell takes any `Box<dyn Scheduler>`. Giving it a name in scenarios is one more
-//! variant of [`SchedulerConfig`].
+//! A scheduler of one's own is a type implementing [`Scheduler`]; the cell
+//! (`airlink_link::CellDownlink::with_scheduler`) takes any `Box<dyn Scheduler>`. Giving it a
+//! name in scenarios is one more variant of [`SchedulerConfig`]. For example, the user with
+//! the most queued bits among those the channel lets through:
+//!
+//! ```
+//! use airlink_sched::{Scheduler, Slot, Ties};
+//!
+//! struct LongestQueue;
+//!
+//! impl Scheduler for LongestQueue {
+//!     fn name(&self) -> &str {
+//!         "longest-queue"
+//!     }
+//!     fn schedule(&mut self, slot: &Slot, ties: &mut Ties) -> Option<usize> {
+//!         ties.argmax(slot, |i| slot.queue_bits[i] as f64)
+//!     }
+//!     fn idle(&mut self, _first: u64, _slots: u64) {}
+//! }
+//!
+//! let slot = Slot { index: 0, rate_bps: &[1e6, 0.0, 5e5], queue_bits: &[100, 900, 300] };
+//! assert_eq!(LongestQueue.schedule(&slot, &mut Ties::LowestIndex), Some(2));
+//! ```
 //!
 //! Schedulers never read a clock or a global RNG: time is the slot index, randomness comes
 //! from the [`Ties`] they are handed.
