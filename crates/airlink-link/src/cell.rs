@@ -736,6 +736,26 @@ mod tests {
     }
 
     #[test]
+    fn in_the_study_cell_max_leads_at_the_mac_level_and_pf_is_fairer() {
+        // 21 backlogged users, 10 s, three placements; the same channels for every scheduler.
+        for seed in 1..=3 {
+            let run = |sched: &str| {
+                let mut link = CellDownlink::new(params(sched, FerModel::Waterfall), study_channel(21, seed), flows(21, 21), RngStream::derive(seed, "l")).unwrap();
+                let arrivals = (0..21 * 3000).map(|i| (Instant::ZERO, packet(i, 576, 10 + i % 21))).collect();
+                drive(&mut link, arrivals, Instant::from_secs_f64(10.0));
+                let users = &link.cell_stats().unwrap().users;
+                let bits: Vec<f64> = users.iter().map(|u| u.bits_delivered as f64 / 10.0).collect();
+                assert!(users.iter().all(|u| u.slots_observed == 2001), "backlogged throughout");
+                // Total MAC throughput (bit/s) and the sum of log throughputs (0 counts as 1 bit/s).
+                (bits.iter().sum::<f64>(), bits.iter().map(|b| b.max(1.0).ln()).sum::<f64>())
+            };
+            let [rr, max, pf, tcp_pf, tcp_max] = SchedulerConfig::NAMES.map(run);
+            assert!(max.0 > pf.0 && max.0 > tcp_max.0 && max.0 > tcp_pf.0 && pf.0 > rr.0, "MAC throughput: rr {rr:?} max {max:?} pf {pf:?} tcp-pf {tcp_pf:?} tcp-max {tcp_max:?}");
+            assert!(pf.1 > max.1 && pf.1 > rr.1, "PF maximises the sum of log throughputs");
+        }
+    }
+
+    #[test]
     fn a_scheduler_of_ones_own_plugs_in() {
         /// Always the highest-indexed eligible user.
         struct Last;
