@@ -37,6 +37,16 @@ impl BinGrid {
         (t.as_nanos() as u128 * self.bins_per_second as u128 / NS_PER_S) as u64
     }
 
+    /// The first bin starting at or after instant `t`.
+    pub fn first_at_or_after(&self, t: Instant) -> u64 {
+        let n = self.index_at(t);
+        if self.start(n) < t {
+            n + 1
+        } else {
+            n
+        }
+    }
+
     /// Centre of bin `n` in seconds, (n + ½)/B: where the fading is evaluated.
     pub fn centre_s(&self, n: u64) -> f64 {
         (n as f64 + 0.5) / self.bins_per_second as f64
@@ -66,6 +76,9 @@ mod tests {
                 n
             );
         }
+        assert_eq!(g.first_at_or_after(Instant::ZERO), 0);
+        assert_eq!(g.first_at_or_after(Instant::from_nanos(1)), 1);
+        assert_eq!(g.first_at_or_after(g.start(7)), 7);
         assert!((g.centre_s(0) - 1.0 / 3000.0).abs() < 1e-18);
         assert_eq!(BinGrid::new(0), None);
     }

@@ -5,7 +5,9 @@
 //! …); power-delay profiles ([`TapProfile`], with the WIPEMU, TUx, COST 207 TU12 and flat
 //! presets); the Zheng–Xiao sum-of-sinusoids Rayleigh fader ([`ZhengXiao`], sampled on a bin
 //! grid by [`BinnedFader`]); AR(1) log-normal shadowing ([`ShadowingProcess`]); and, combining
-//! them, [`OfdmChannel`]: the true and predicted SNR of every (bin, sub-band) of one user.
+//! them, [`OfdmChannel`]: the true and predicted SNR of every (bin, sub-band) of one user; and
+//! [`CellChannel`]: the true and estimated SINR of every user of a multi-user cell per slot
+//! (placement, path loss, flat fading).
 //!
 //! What it must not do: read a clock, draw from anything but the [`RngStream`] it is handed
 //! (each part from a named substream), do I/O, or know about modulation, frames or queues
@@ -25,6 +27,7 @@
 #![forbid(unsafe_code)]
 
 mod bins;
+mod cell;
 mod complex;
 mod doppler;
 mod fading;
@@ -33,6 +36,7 @@ mod profile;
 mod shadowing;
 
 pub use bins::BinGrid;
+pub use cell::{CellChannel, CellChannelConfig, CellUser, PathLoss, CELL_SHADOWING};
 pub use complex::Complex;
 pub use doppler::{
     average_fade_duration, bessel_j0, clarke_autocorrelation, doppler_hz, fade_probability,

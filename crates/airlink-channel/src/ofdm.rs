@@ -143,15 +143,7 @@ impl OfdmChannelConfig {
             return Err(E::Nmse(self.prediction_nmse));
         }
         if let Some(s) = self.shadowing {
-            if !(s.sigma_db.is_finite() && s.sigma_db >= 0.0) {
-                return Err(E::ShadowingSigma(s.sigma_db));
-            }
-            if !(0.0..1.0).contains(&s.pole) {
-                return Err(E::ShadowingPole(s.pole));
-            }
-            if !(s.spacing_m.is_finite() && s.spacing_m > 0.0) {
-                return Err(E::ShadowingSpacing(s.spacing_m));
-            }
+            s.validate()?;
         }
         if self.bins_per_second == 0 {
             return Err(E::NoBins);
@@ -185,6 +177,14 @@ pub enum ChannelConfigError {
     ShadowingSpacing(f64),
     /// `bins_per_second` is 0.
     NoBins,
+    /// A cell without users.
+    NoUsers,
+    /// Cell radius not positive and finite.
+    Radius(f64),
+    /// Minimum distance outside [0, radius).
+    MinDistance(f64),
+    /// Estimation noise σ negative or not finite.
+    EstimationSigma(f64),
 }
 
 impl fmt::Display for ChannelConfigError {
@@ -212,6 +212,18 @@ impl fmt::Display for ChannelConfigError {
                 "shadowing sample spacing {v} m must be positive and finite"
             ),
             E::NoBins => write!(f, "bins per second must be positive"),
+            E::NoUsers => write!(f, "a cell needs at least one user"),
+            E::Radius(v) => write!(f, "cell radius {v} m must be positive and finite"),
+            E::MinDistance(v) => {
+                write!(
+                    f,
+                    "minimum distance {v} m must be at least 0 and below the radius"
+                )
+            }
+            E::EstimationSigma(v) => write!(
+                f,
+                "estimation noise sigma {v} dB must be finite and non-negative"
+            ),
         }
     }
 }

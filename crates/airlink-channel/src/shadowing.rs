@@ -17,6 +17,8 @@
 
 use airlink_engine::RngStream;
 
+use crate::ofdm::ChannelConfigError;
+
 /// Parameters of AR(1) shadowing.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Shadowing {
@@ -35,6 +37,21 @@ impl Shadowing {
         pole: 0.74,
         spacing_m: 2.0,
     };
+
+    /// Checks σ ≥ 0, a in [0, 1) and Δx₀ > 0.
+    pub fn validate(&self) -> Result<(), ChannelConfigError> {
+        use ChannelConfigError as E;
+        if !(self.sigma_db.is_finite() && self.sigma_db >= 0.0) {
+            return Err(E::ShadowingSigma(self.sigma_db));
+        }
+        if !(0.0..1.0).contains(&self.pole) {
+            return Err(E::ShadowingPole(self.pole));
+        }
+        if !(self.spacing_m.is_finite() && self.spacing_m > 0.0) {
+            return Err(E::ShadowingSpacing(self.spacing_m));
+        }
+        Ok(())
+    }
 
     /// Standard deviation of the AR(1) innovation, σ√(1 − a²) dB.
     pub fn innovation_sigma_db(&self) -> f64 {

@@ -1,8 +1,9 @@
 //! Per-packet cost of the link models.
-use airlink_channel::{OfdmChannel, OfdmChannelConfig, PredictionModel, TapProfile};
+use airlink_channel::{CellChannel, CellChannelConfig, OfdmChannel, OfdmChannelConfig, PredictionModel, TapProfile};
 use airlink_engine::{Duration, Instant, RngStream};
-use airlink_link::{Link, Ofdm4gDownlink, Ofdm4gModulation, Ofdm4gParams, Packet, Pipe, PipeParams, QueueLimit, SlotAllocation};
+use airlink_link::{CellDownlink, CellParams, Link, Ofdm4gDownlink, Ofdm4gModulation, Ofdm4gParams, Packet, Pipe, PipeParams, QueueLimit, SlotAllocation};
 use airlink_phy::{Modulation, ModulationTable, OddKModel, SwitchingRule};
+use airlink_sched::SchedulerConfig;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 struct P(u32);
@@ -87,5 +88,38 @@ fn ofdm4g(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, pipe, ofdm4g);
+/// A 576-byte packet of flow (= user) `.0`.
+struct CellPacket(u32);
+impl Packet for CellPacket {
+    fn wire_len(&self) -> u32 {
+        576
+    }
+    fn flip_bit(&mut self, _bit: u64) {}
+    fn flow(&self) -> u32 {
+        self.0
+    }
+}
+
+/// The TCP-PF study's cell: 21 users kept backlogged for 25 s (5001 slots).
+fn cell(c: &mut Criterion) {
+    let mut g = c.benchmark_group("cell");
+    g.throughput(Throughput::Elements(5001));
+    for name in SchedulerConfig::NAMES {
+        g.bench_function(format!("21_users_25s_{name}"), |b| {
+            b.iter(|| {
+                let channel = CellChannel::new(&CellChannelConfig::study(), RngStream::derive(1, "cell")).unwrap();
+                let params = CellParams { scheduler: SchedulerConfig::by_name(name).unwrap(), ..CellParams::default() };
+                let mut link = CellDownlink::new(params, channel, (0..21).map(|u| (u, u as usize)).collect(), RngStream::derive(1, "l")).unwrap();
+                for k in 0..21 * 1500 {
+                    link.enqueue(Instant::ZERO, CellPacket(k % 21));
+                }
+                link.handle_timeout(Instant::from_millis(25_000));
+                std::iter::from_fn(|| link.poll_output()).count()
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, pipe, ofdm4g, cell);
 criterion_main!(benches);

@@ -16,10 +16,12 @@
 //!
 //! [`RngStream`]: airlink_engine::RngStream
 
+mod cell;
 mod ofdm4g;
 mod pipe;
 mod trace;
 
+pub use cell::{CellDownlink, CellError, CellParams, CellStats, CellUserStats, FerModel, RateSet, SlotRecord};
 pub use ofdm4g::{Ofdm4gDownlink, Ofdm4gModulation, Ofdm4gParams, SlotAllocation};
 pub use pipe::{Pipe, PipeParams, QueueLimit};
 pub use trace::{Trace, TraceError, TraceLink, TraceParams, OPPORTUNITY_BYTES};
@@ -132,6 +134,10 @@ pub trait Link<P: Packet> {
     fn poll_output(&mut self) -> Option<(Instant, P)>;
     fn poll_event(&mut self) -> Option<LinkEvent>;
     fn stats(&self) -> &LinkStats;
+    /// Per-user counters of a multi-user cell; `None` for single-user links.
+    fn cell_stats(&self) -> Option<&CellStats> {
+        None
+    }
     /// State at `now` for the time series (may evaluate the channel at `now`).
     fn sample(&mut self, now: Instant) -> LinkSample;
 }
@@ -175,11 +181,12 @@ pub(crate) mod testing {
         pub id: u32,
         pub len: u32,
         pub flipped: Vec<u64>,
+        pub flow: u32,
     }
 
     impl TestPacket {
         pub fn new(id: u32, len: u32) -> Self {
-            TestPacket { id, len, flipped: Vec::new() }
+            TestPacket { id, len, flipped: Vec::new(), flow: 0 }
         }
     }
 
@@ -192,7 +199,7 @@ pub(crate) mod testing {
             self.flipped.push(bit);
         }
         fn flow(&self) -> u32 {
-            0
+            self.flow
         }
     }
 }

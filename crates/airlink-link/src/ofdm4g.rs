@@ -145,12 +145,7 @@ impl<P: Packet> Ofdm4gDownlink<P> {
 
     /// The first slot starting at or after `t`.
     fn slot_at_or_after(&self, t: Instant) -> u64 {
-        let n = self.slot_containing(t);
-        if self.slot_start(n) < t {
-            n + 1
-        } else {
-            n
-        }
+        self.channel.grid().first_at_or_after(t)
     }
 
     fn has_new_data(&self) -> bool {
