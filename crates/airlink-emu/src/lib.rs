@@ -659,7 +659,7 @@ fn summary(
     let links: Vec<LinkSummary> = links
         .iter()
         .zip(&report.outage_drops)
-        .map(|(l, &outage_drops)| LinkSummary { outage_drops, ..LinkSummary::new(l.name, l.model, l.link.stats(), 0) })
+        .map(|(l, &outage_drops)| LinkSummary { outage_drops, ..LinkSummary::of(l.name, l.model, l.link.as_ref(), 0) })
         .collect();
     // Every drop the scenario did not ask for, by cause.
     let kernel_drops: u64 = tun.values().map(|t| t.tx_dropped + t.rx_dropped + t.tx_errors + t.rx_errors).sum();

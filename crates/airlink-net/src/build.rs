@@ -3,9 +3,10 @@
 
 use crate::flow::{Ends, Flow};
 use crate::{FlowPath, LinkId, NetChange, Network, TimedChange};
-use airlink_channel::{OfdmChannel, OfdmChannelConfig, PredictionModel, Shadowing, TapProfile};
+use airlink_channel::{CellChannel, CellChannelConfig, OfdmChannel, OfdmChannelConfig, PredictionModel, Shadowing, TapProfile, CELL_SHADOWING};
 use airlink_engine::{Instant, RngStream};
-use airlink_link::{Link, LinkChange, Ofdm4gDownlink, Packet, Ofdm4gModulation, Ofdm4gParams, Pipe, PipeParams, QueueLimit, SlotAllocation};
+use airlink_link::{CellDownlink, CellParams, FerModel, Link, LinkChange, Ofdm4gDownlink, Packet, Ofdm4gModulation, Ofdm4gParams, Pipe, PipeParams, QueueLimit, SlotAllocation};
+use airlink_sched::{SchedulerConfig, TcpParams};
 use airlink_phy::{Modulation, ModulationTable, OddKModel, SwitchingRule};
 use airlink_scenario as sc;
 use airlink_transport::dccp::{AckRatioMode, Ccid, DccpApp, DccpConfig, DccpEndpoint};
@@ -95,13 +96,59 @@ pub struct BuiltLink<P> {
 }
 
 /// Builds one link model. `name` is its name in results and the name its random streams
-/// derive from; `key` is where the scenario describes it, for messages.
-fn build_link<P: Packet + Send + 'static>(name: &'static str, model: &sc::LinkModel, seed: u64, key: &str) -> Result<BuiltLink<P>, BuildError> {
+/// derive from; `key` is where the scenario describes it, for messages; `flows` are the flows
+/// whose packets it carries server to client (a cell's users).
+fn build_link<P: Packet + Send + 'static>(name: &'static str, model: &sc::LinkModel, seed: u64, key: &str, flows: &[u32]) -> Result<BuiltLink<P>, BuildError> {
     match model {
         sc::LinkModel::Pipe(p) => Ok(pipe(name, p, seed)),
         sc::LinkModel::Trace(t) => trace_link(name, t, key),
         sc::LinkModel::Ofdm4g(o) => ofdm4g(name, o, seed, key),
+        sc::LinkModel::Cell(c) => cell(name, c, seed, key, flows),
     }
+}
+
+/// A cell's downlink whose users are `flows`, in order. Its channel's stream is
+/// `NAME.channel` and its own `NAME`: runs that differ only in the scheduler see the same
+/// placements, fades, estimation errors and frame error draws.
+fn cell<P: Packet + Send + 'static>(name: &'static str, c: &sc::CellConfig, seed: u64, key: &str, flows: &[u32]) -> Result<BuiltLink<P>, BuildError> {
+    if flows.is_empty() {
+        return Err(BuildError(format!("{key}: no flow crosses the cell from its base station: a cell's users are the flows through it")));
+    }
+    let slots_per_second = (1e9 / c.slot.0.as_nanos() as f64).round() as u64;
+    let channel = CellChannelConfig {
+        users: flows.len(),
+        radius_m: c.radius.0,
+        min_distance_m: c.min_distance.0,
+        edge_snr_db: c.edge_snr.0,
+        speed_mps: c.speed.0,
+        carrier_hz: c.carrier.0,
+        rayleigh: c.fading,
+        shadowing: (c.shadowing_sigma.0 > 0.0).then_some(Shadowing { sigma_db: c.shadowing_sigma.0, ..CELL_SHADOWING }),
+        estimation_sigma_db: c.estimation_sigma.0,
+        slots_per_second,
+        ..CellChannelConfig::study()
+    };
+    let channel = CellChannel::new(&channel, RngStream::derive(seed, &format!("{name}.channel"))).map_err(|e| BuildError(format!("{key}: {e}")))?;
+    let tcp = TcpParams { omega: c.omega, alpha: c.alpha, beta: c.beta, phi_in_slots: c.phi_in_slots };
+    let params = CellParams {
+        scheduler: match c.scheduler {
+            sc::SchedulerName::Rr => SchedulerConfig::RoundRobin,
+            sc::SchedulerName::Max => SchedulerConfig::Max,
+            sc::SchedulerName::Pf => SchedulerConfig::Pf { omega: c.omega },
+            sc::SchedulerName::TcpPf => SchedulerConfig::TcpPf(tcp),
+            sc::SchedulerName::TcpMax => SchedulerConfig::TcpMax(tcp),
+        },
+        fer: match c.frame_errors {
+            sc::FrameErrors::Waterfall => FerModel::Waterfall,
+            sc::FrameErrors::Fixed => FerModel::Iid(c.frame_error_rate.0),
+        },
+        queue_limit: c.queue.map(queue_limit),
+        random_ties: c.ties == sc::Ties::Random,
+        ..CellParams::default()
+    };
+    let users = flows.iter().enumerate().map(|(user, &flow)| (flow, user)).collect();
+    let link = CellDownlink::new(params, channel, users, RngStream::derive(seed, name)).map_err(|e| BuildError(format!("{key}: {e}")))?;
+    Ok(BuiltLink { name, model: "cell", link: Box::new(link) })
 }
 
 /// A link model's capacity in bit/s (an OFDM link's with its densest modulation, a trace's
@@ -110,6 +157,10 @@ pub fn capacity_bps(model: &sc::LinkModel, key: &str) -> Result<Option<u64>, Bui
     Ok(match model {
         sc::LinkModel::Pipe(p) => p.rate.map(|r| r.0),
         sc::LinkModel::Trace(t) => Some(read_trace(t, key)?.mean_rate_bps().ceil() as u64),
+        sc::LinkModel::Cell(_) => {
+            let rates = airlink_link::RateSet::study();
+            Some(rates.rate_bps(rates.len() - 1))
+        }
         sc::LinkModel::Ofdm4g(o) => {
             let bits = match o.modulation {
                 sc::ModulationMode::Fixed(m) => m.bits(),
@@ -134,16 +185,17 @@ fn propagation_delay(model: &sc::LinkModel) -> airlink_engine::Duration {
     match model {
         sc::LinkModel::Pipe(p) => p.delay.0,
         sc::LinkModel::Trace(t) => t.delay.0,
-        sc::LinkModel::Ofdm4g(_) => airlink_engine::Duration::ZERO,
+        sc::LinkModel::Ofdm4g(_) | sc::LinkModel::Cell(_) => airlink_engine::Duration::ZERO,
     }
 }
 
-/// A model's queue limit.
-fn queue_of(model: &sc::LinkModel) -> sc::units::QueueLimit {
+/// A model's queue limit (`None`: unbounded).
+fn queue_of(model: &sc::LinkModel) -> Option<sc::units::QueueLimit> {
     match model {
-        sc::LinkModel::Pipe(p) => p.queue,
-        sc::LinkModel::Trace(t) => t.queue,
-        sc::LinkModel::Ofdm4g(o) => o.queue,
+        sc::LinkModel::Pipe(p) => Some(p.queue),
+        sc::LinkModel::Trace(t) => Some(t.queue),
+        sc::LinkModel::Ofdm4g(o) => Some(o.queue),
+        sc::LinkModel::Cell(c) => c.queue,
     }
 }
 
@@ -182,7 +234,8 @@ fn path_size(t: &sc::topology::Topology, flow: usize) -> Result<PathSize, BuildE
     let mut rated = Vec::with_capacity(down.len());
     for &l in down {
         let link = &t.links[l];
-        rated.push((capacity_bps(&link.model, &link.key.join("."))?, queue_bytes(queue_of(&link.model))));
+        // An unbounded queue cannot size a window: it counts for nothing.
+        rated.push((capacity_bps(&link.model, &link.key.join("."))?, queue_of(&link.model).map_or(0, queue_bytes)));
     }
     Ok(PathSize {
         bottleneck_bps: rated.iter().filter_map(|r| r.0).min(),
@@ -283,7 +336,7 @@ pub fn warnings(s: &sc::Scenario) -> Result<Vec<String>, BuildError> {
                     out.push(format!("{name}.channel.mean_snr = {} dB without ARQ: almost every frame is lost", o.channel.mean_snr.0));
                 }
             }
-            sc::LinkModel::Trace(_) => {}
+            sc::LinkModel::Trace(_) | sc::LinkModel::Cell(_) => {}
         }
     }
     for (i, f) in s.flow.iter().enumerate() {
@@ -726,8 +779,15 @@ impl<P: Packet + Send + 'static> Network<P> {
         if t.links.len() > LinkId::MAX as usize + 1 {
             return Err(BuildError(format!("{} links: at most 65536", t.links.len())));
         }
-        let links =
-            t.links.iter().map(|l| build_link(intern(l.name.clone()), &l.model, s.seed, &l.key.join("."))).collect::<Result<Vec<_>, _>>()?;
+        let links = t
+            .links
+            .iter()
+            .enumerate()
+            .map(|(id, l)| {
+                let flows: Vec<u32> = t.paths.iter().enumerate().filter(|(_, (down, _))| down.contains(&id)).map(|(f, _)| f as u32).collect();
+                build_link(intern(l.name.clone()), &l.model, s.seed, &l.key.join("."), &flows)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let ids = |path: &[usize]| path.iter().map(|&l| l as LinkId).collect::<Vec<_>>();
         let paths: Vec<FlowPath> = t.paths.iter().map(|(down, up)| FlowPath { down: ids(down), up: ids(up) }).collect();
         // The shorthand's shared links; in the general form, the first flow's path.

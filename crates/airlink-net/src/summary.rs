@@ -1,7 +1,7 @@
 //! The run summary: per flow and per link counters, serialised with a fixed field order so
 //! that the same seed gives byte-identical JSON.
 
-use airlink_link::LinkStats;
+use airlink_link::{CellUserStats, Link, LinkStats, Packet};
 use airlink_phy::Modulation;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -98,12 +98,54 @@ pub struct LinkSummary {
     pub outage_drops: u64,
     /// Radio time spent in each modulation (only the modulations used).
     pub time_in_modulation_s: BTreeMap<&'static str, f64>,
+    /// A multi-user cell's users, by index (user i is the i-th flow through the cell).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub users: Option<Vec<CellUserSummary>>,
+}
+
+/// One user of a multi-user cell.
+#[derive(Clone, Debug, Serialize)]
+pub struct CellUserSummary {
+    /// Slots that served the user, and the frames of those that failed.
+    pub slots_served: u64,
+    pub frame_errors: u64,
+    /// MAC throughput: payload bits that got through per second of the cell's activity.
+    pub mac_throughput_bps: f64,
+    /// Mean true SINR (of the linear mean) and mean feasible rate over the cell's active slots.
+    pub mean_sinr_db: f64,
+    pub mean_rate_bps: f64,
+    /// The interval between two of the user's turns: mean, standard deviation, largest.
+    pub interval_mean_s: f64,
+    pub interval_std_s: f64,
+    pub interval_max_s: f64,
+}
+
+impl CellUserSummary {
+    fn new(u: &CellUserStats, slot_s: f64) -> CellUserSummary {
+        let (mean, square) = u.interval_moments();
+        let active_s = u.slots_observed as f64 * slot_s;
+        CellUserSummary {
+            slots_served: u.slots_served,
+            frame_errors: u.frame_errors,
+            mac_throughput_bps: if active_s > 0.0 { u.bits_delivered as f64 / active_s } else { 0.0 },
+            mean_sinr_db: u.mean_sinr_db(),
+            mean_rate_bps: u.mean_rate_bps(),
+            interval_mean_s: mean * slot_s,
+            interval_std_s: (square - mean * mean).max(0.0).sqrt() * slot_s,
+            interval_max_s: u.interval_max as f64 * slot_s,
+        }
+    }
 }
 
 impl LinkSummary {
     /// A link's summary from its model's counters; `checksum_drops` is what the driver
     /// attributed to it (the simulator sees the receivers' checksums, the emulator does not).
-    pub fn new(name: &'static str, model: &'static str, s: &LinkStats, checksum_drops: u64) -> LinkSummary {
+    pub fn of<P: Packet>(name: &'static str, model: &'static str, link: &dyn Link<P>, checksum_drops: u64) -> LinkSummary {
+        let users = link.cell_stats().map(|c| c.users.iter().map(|u| CellUserSummary::new(u, c.slot_duration_s)).collect());
+        LinkSummary { users, ..LinkSummary::new(name, model, link.stats(), checksum_drops) }
+    }
+
+    fn new(name: &'static str, model: &'static str, s: &LinkStats, checksum_drops: u64) -> LinkSummary {
         let time_in_modulation_s = Modulation::ALL
             .iter()
             .filter(|m| s.slots_per_modulation[m.bits() as usize - 1] > 0)
@@ -124,6 +166,7 @@ impl LinkSummary {
             checksum_drops,
             outage_drops: 0,
             time_in_modulation_s,
+            users: None,
         }
     }
 }

@@ -213,7 +213,16 @@ impl Scenario {
             let stem = std::path::Path::new(source).file_stem().map(|s| s.to_string_lossy().into_owned());
             scenario.name = slug(stem.as_deref().unwrap_or(""));
         }
-        scenario.validate().map_err(|(path, message)| {
+        let tables = scenario.expand_copies().map_err(|(path, message)| {
+            ScenarioError::at(source, text, find_key_span(text, &path), format!("{}: {message}", path.join(".")))
+        })?;
+        scenario.validate().map_err(|(mut path, message)| {
+            // A copy's errors are its table's.
+            if let (Some("flow"), Some(i)) = (path.first().map(String::as_str), path.get(1).and_then(|i| i.parse::<usize>().ok())) {
+                if let Some(table) = tables.get(i) {
+                    path[1] = table.to_string();
+                }
+            }
             let span = find_key_span(text, &path);
             ScenarioError::at(source, text, span, format!("{}: {message}", path.join(".")))
         })?;
@@ -272,6 +281,9 @@ impl Scenario {
         if !self.sample_interval.0.is_zero() {
             within(p(&["sample_interval"]), self.sample_interval.0, MIN_INTERVAL, MAX_STOP, "a sample interval (or 0 s: no series)")?;
         }
+        if matches!(self.uplink, Some(LinkModel::Cell(_))) {
+            return Err((p(&["uplink", "cell"]), "a cell is a base station's downlink: expected it on the downlink; its users' uplinks are `uplink`".into()));
+        }
         if !self.is_general() && self.downlink.is_none() {
             return Err((p(&["downlink"]), "expected a [downlink.MODEL] table (with the shorthand), or [host.NAME] and [link.NAME] tables".into()));
         }
@@ -285,7 +297,7 @@ impl Scenario {
         models.extend(self.downlink.clone().map(|m| (vec!["downlink"], m)));
         models.extend(self.uplink.clone().map(|m| (vec!["uplink"], m)));
         for (name, l) in &self.link {
-            for m in [l.pipe.clone().map(LinkModel::Pipe), l.trace.clone().map(LinkModel::Trace), l.ofdm4g.clone().map(LinkModel::Ofdm4g)].into_iter().flatten() {
+            for m in l.models() {
                 models.push((vec!["link", name.as_str()], m));
             }
         }
@@ -486,6 +498,27 @@ impl Scenario {
 }
 
 impl Scenario {
+    /// Replaces each `[[flow]]` with `copies` by that many flows; returns the table each flow
+    /// came from.
+    fn expand_copies(&mut self) -> Result<Vec<usize>, (Vec<String>, String)> {
+        let mut flows = Vec::with_capacity(self.flow.len());
+        let mut tables = Vec::with_capacity(self.flow.len());
+        for (i, f) in std::mem::take(&mut self.flow).into_iter().enumerate() {
+            let n = f.copies.unwrap_or(1);
+            if n == 0 || n as usize > MAX_FLOWS {
+                let at = vec!["flow".to_string(), i.to_string(), "copies".to_string()];
+                return Err((at, format!("{n}: expected 1 to {MAX_FLOWS} copies")));
+            }
+            for k in 0..n {
+                let name = f.name.as_ref().map(|name| if n > 1 { format!("{name}.{k}") } else { name.clone() });
+                flows.push(FlowConfig { name, copies: None, ..f.clone() });
+                tables.push(i);
+            }
+        }
+        self.flow = flows;
+        Ok(tables)
+    }
+
     /// The index of the flow a change names.
     pub fn flow_index(&self, f: &FlowRef) -> Option<usize> {
         match f {
@@ -509,13 +542,23 @@ impl LinkSet {
 }
 
 impl LinkModel {
+    /// The model's name, as its table names it (`pipe`, `trace`, `ofdm4g`, `cell`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            LinkModel::Pipe(_) => "pipe",
+            LinkModel::Trace(_) => "trace",
+            LinkModel::Ofdm4g(_) => "ofdm4g",
+            LinkModel::Cell(_) => "cell",
+        }
+    }
+
     /// The parameters a running link of this model can change (the model implements each in
     /// its `Link::change`).
     pub fn changeable(&self) -> &'static [&'static str] {
         match self {
             LinkModel::Pipe(_) => &["rate", "delay", "queue", "loss", "bit_error_rate"],
             LinkModel::Ofdm4g(_) => &["mean_snr"],
-            LinkModel::Trace(_) => &[],
+            LinkModel::Trace(_) | LinkModel::Cell(_) => &[],
         }
     }
 
@@ -530,6 +573,7 @@ impl LinkModel {
             LinkModel::Pipe(p) => p.delay.0,
             LinkModel::Trace(t) => t.delay.0,
             LinkModel::Ofdm4g(o) => o.arq_delay.0,
+            LinkModel::Cell(_) => Duration::ZERO,
         }
     }
 
@@ -609,6 +653,39 @@ impl LinkModel {
                         p(&[base, &["ofdm4g", "bins_per_second"]].concat()),
                         format!("bins_per_second × subbands × sinusoids is {work:e}: expected at most {MAX_CHANNEL_WORK:e} (about 170 times the study's)"),
                     ));
+                }
+            }
+            LinkModel::Cell(c) => {
+                let at = |k: &str| p(&[base, &["cell", k]].concat());
+                for (k, v) in [("omega", c.omega), ("alpha", c.alpha), ("beta", c.beta)] {
+                    if !(v > 0.0 && v <= 1.0) {
+                        return Err((at(k), format!("{v} is outside (0, 1]: expected a weight of an average")));
+                    }
+                }
+                within(at("slot"), c.slot.0, Duration::from_micros(10), Duration::from_secs(1), "a slot")?;
+                if !(c.radius.0 > 0.0 && c.radius.0 <= 1e5) {
+                    return Err((at("radius"), format!("{} m: expected more than 0 m and at most 100 km", c.radius.0)));
+                }
+                if !(c.min_distance.0 >= 0.0 && c.min_distance.0 < c.radius.0) {
+                    return Err((at("min_distance"), format!("{} m: expected 0 m or more, less than the radius ({} m)", c.min_distance.0, c.radius.0)));
+                }
+                if !MEAN_SNR_DB.contains(&c.edge_snr.0) {
+                    return Err((at("edge_snr"), format!("{} dB: expected {} dB to {} dB", c.edge_snr.0, MEAN_SNR_DB.start(), MEAN_SNR_DB.end())));
+                }
+                for (k, v) in [("shadowing_sigma", c.shadowing_sigma.0), ("estimation_sigma", c.estimation_sigma.0)] {
+                    if !(0.0..=30.0).contains(&v) {
+                        return Err((at(k), format!("{v} dB: expected a standard deviation of 0 dB to 30 dB")));
+                    }
+                }
+                let kmh = c.speed.0 * 3.6;
+                if !(0.0..=1000.0).contains(&kmh) {
+                    return Err((at("speed"), format!("{kmh} km/h: expected 0 to 1000 km/h")));
+                }
+                if !(1e6..=3e11).contains(&c.carrier.0) {
+                    return Err((at("carrier"), format!("{} Hz: expected 1 MHz to 300 GHz", c.carrier.0)));
+                }
+                if let Some(q) = &c.queue {
+                    check_queue(q, min_packet).map_err(|m| (at("queue"), m))?;
                 }
             }
         }

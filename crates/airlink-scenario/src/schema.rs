@@ -188,6 +188,9 @@ pub enum LinkModel {
     /// `downlink.trace = { file = "...", delay = "..", queue = .. }`: capacity from a
     /// Mahimahi delivery-opportunity trace.
     Trace(TraceConfig),
+    /// A multi-user cell's downlink: the flows through it are its users, served one per slot
+    /// by an opportunistic scheduler.
+    Cell(Box<CellConfig>),
 }
 
 /// `[[change]]`: at a time, one of: new values for some of a link's parameters (`link` and
@@ -350,18 +353,175 @@ pub struct LinkConfig {
     /// The 4G OFDM radio link (the WIPEMU study's model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ofdm4g: Option<Box<Ofdm4gConfig>>,
+    /// A multi-user cell's downlink (the TCP-PF study's model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cell: Option<Box<CellConfig>>,
 }
 
 impl LinkConfig {
     /// The link's model (validation has checked there is exactly one).
     pub fn model(&self) -> LinkModel {
-        match (&self.pipe, &self.trace, &self.ofdm4g) {
-            (Some(p), _, _) => LinkModel::Pipe(p.clone()),
-            (_, Some(t), _) => LinkModel::Trace(t.clone()),
-            (_, _, Some(o)) => LinkModel::Ofdm4g(o.clone()),
+        match (&self.pipe, &self.trace, &self.ofdm4g, &self.cell) {
+            (Some(p), ..) => LinkModel::Pipe(p.clone()),
+            (_, Some(t), ..) => LinkModel::Trace(t.clone()),
+            (_, _, Some(o), _) => LinkModel::Ofdm4g(o.clone()),
+            (.., Some(c)) => LinkModel::Cell(c.clone()),
             _ => unreachable!("validated: a link has one model"),
         }
     }
+
+    /// The models the table gives (one, when valid).
+    pub fn models(&self) -> Vec<LinkModel> {
+        [
+            self.pipe.clone().map(LinkModel::Pipe),
+            self.trace.clone().map(LinkModel::Trace),
+            self.ofdm4g.clone().map(LinkModel::Ofdm4g),
+            self.cell.clone().map(LinkModel::Cell),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+}
+
+/// The downlink of a multi-user cell (\[S2\], spec C): a base station serves the flows through
+/// the link, each flow one user (in the order of `[[flow]]`), one user per slot. Each user sits
+/// at a random place in a disc (uniform in area), with its own path loss and flat Rayleigh
+/// fading; its rate in a slot is the highest of the study's set (320 ... 2560 kbit/s) that its
+/// *estimated* SINR supports, and its frame fails with a probability set by its *true* SINR.
+/// Every default is the study's, or spec C.1's documented assumption where the study gives
+/// none (path loss, link budget, SINR thresholds, frame errors).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CellConfig {
+    /// Which user a slot serves: rr, max, pf, tcp-pf, tcp-max. Default pf.
+    #[serde(default = "default_scheduler")]
+    pub scheduler: SchedulerName,
+    /// ω, the weight of the throughput and queue averages (pf, tcp-pf, tcp-max). Default 0.001.
+    #[serde(default = "default_omega")]
+    pub omega: f64,
+    /// α, the weight of the mean interval between a user's turns (tcp-pf, tcp-max). Default 0.1.
+    #[serde(default = "default_alpha")]
+    pub alpha: f64,
+    /// β, the weight of its second moment (tcp-pf, tcp-max). Default 0.5.
+    #[serde(default = "default_beta")]
+    pub beta: f64,
+    /// tcp-pf, tcp-max: intervals in slots, as the study literally defines them, instead of
+    /// seconds (which make both terms of its eq. 19 times). Default false.
+    #[serde(default)]
+    pub phi_in_slots: bool,
+    /// The slot. Default 5 ms.
+    #[serde(default = "default_cell_slot")]
+    pub slot: Time,
+    /// Cell radius. Default 2 km.
+    #[serde(default = "default_cell_radius")]
+    pub radius: Distance,
+    /// Users are no nearer the base station than this. Default 35 m.
+    #[serde(default = "default_cell_min_distance")]
+    pub min_distance: Distance,
+    /// Mean SINR at the cell edge (the link budget). Default 0 dB.
+    #[serde(default = "zero_db")]
+    pub edge_snr: Decibel,
+    /// Users' speed (Doppler of their fading). Default 30 km/h.
+    #[serde(default = "default_cell_speed")]
+    pub speed: Speed,
+    /// Carrier frequency. Default 2 GHz.
+    #[serde(default = "default_cell_carrier")]
+    pub carrier: Frequency,
+    /// Flat Rayleigh fading; false keeps each user at its mean SINR. Default true.
+    #[serde(default = "default_true")]
+    pub fading: bool,
+    /// Log-normal shadowing of each user (σ; 0.82 correlation per 100 m); 0 dB: none. Default 0 dB.
+    #[serde(default = "zero_db")]
+    pub shadowing_sigma: Decibel,
+    /// Standard deviation of the SINR estimation error. Default 0.707 dB (the study's "0.5 dB
+    /// variance").
+    #[serde(default = "default_estimation_sigma")]
+    pub estimation_sigma: Decibel,
+    /// Frame errors: "waterfall" (1 % at the rate's threshold, more below it) or "fixed" (the
+    /// same `frame_error_rate` for every frame, the study's literal 1 %). Default waterfall.
+    #[serde(default = "default_fer")]
+    pub frame_errors: FrameErrors,
+    /// With `frame_errors = "fixed"`: the probability a frame fails. Default 0.01.
+    #[serde(default = "default_cell_fer")]
+    pub frame_error_rate: Probability,
+    /// Each user's MAC queue at the base station; absent: unbounded, as in the study.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueLimit>,
+    /// Ties between users: "random" (the run's stream) or "lowest" (the lowest index). Default random.
+    #[serde(default = "default_ties")]
+    pub ties: Ties,
+}
+
+/// A cell's scheduler.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SchedulerName {
+    Rr,
+    Max,
+    Pf,
+    TcpPf,
+    TcpMax,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FrameErrors {
+    Waterfall,
+    Fixed,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Ties {
+    Random,
+    Lowest,
+}
+
+fn default_scheduler() -> SchedulerName {
+    SchedulerName::Pf
+}
+fn default_omega() -> f64 {
+    1e-3
+}
+fn default_alpha() -> f64 {
+    0.1
+}
+fn default_beta() -> f64 {
+    0.5
+}
+fn default_cell_slot() -> Time {
+    Time(Duration::from_millis(5))
+}
+fn default_cell_radius() -> Distance {
+    Distance(2000.0)
+}
+fn default_cell_min_distance() -> Distance {
+    Distance(35.0)
+}
+fn default_cell_speed() -> Speed {
+    Speed(30.0 / 3.6)
+}
+fn default_cell_carrier() -> Frequency {
+    Frequency(2e9)
+}
+fn default_true() -> bool {
+    true
+}
+fn zero_db() -> Decibel {
+    Decibel(0.0)
+}
+fn default_estimation_sigma() -> Decibel {
+    Decibel(0.5f64.sqrt())
+}
+fn default_fer() -> FrameErrors {
+    FrameErrors::Waterfall
+}
+fn default_cell_fer() -> Probability {
+    Probability(0.01)
+}
+fn default_ties() -> Ties {
+    Ties::Random
 }
 
 /// A trace-driven link (Mahimahi's `mm-link` format: one integer millisecond per line, each an
@@ -726,6 +886,11 @@ pub struct FlowConfig {
     /// A name for results and for changes that name the flow (unique in the scenario).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// This table stands for this many identical flows (a cell's users, a study's competing
+    /// flows), named `NAME.0`, `NAME.1`, ... if it has a name. Flow indices (in changes, in
+    /// results) count each copy. Default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copies: Option<u32>,
     /// Default tcp.
     #[serde(default = "default_protocol")]
     pub protocol: Protocol,

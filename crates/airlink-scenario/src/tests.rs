@@ -393,3 +393,33 @@ fn flows_have_unique_names_that_changes_may_use() {
     assert!(e.message.contains("flow 0 is named \"near\" already"), "{}", e.message);
     assert_eq!(e.line, Some(44), "{e}");
 }
+
+#[test]
+fn a_cell_gives_each_flow_an_uplink_and_copies_make_its_users() {
+    let cell = "[downlink.cell]\nscheduler = \"tcp-pf\"\n[uplink.pipe]\nrate = \"64 kbit/s\"\n[[flow]]\nname = \"user\"\ncopies = 3\n[[flow]]\n";
+    let s = Scenario::from_toml(cell, "c.toml").unwrap();
+    let names: Vec<_> = s.flow.iter().map(|f| f.name.clone()).collect();
+    assert_eq!(names, [Some("user.0".into()), Some("user.1".into()), Some("user.2".into()), None]);
+    let t = s.topology().unwrap();
+    let links: Vec<&str> = t.links.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(links, ["wired.down", "downlink", "uplink.0", "wired.up", "uplink.1", "uplink.2", "uplink.3"]);
+    assert_eq!(t.paths[0], (vec![0, 1], vec![2, 3]));
+    assert_eq!(t.paths[2], (vec![0, 1], vec![5, 3]));
+    let cases: Vec<(String, usize, &str)> = vec![
+        // The fourth flow is the second table's.
+        (format!("{cell}stop = \"0 s\"\n"), 9, "flow.1.stop: the flow stops before it starts"),
+        (cell.replace("copies = 3", "copies = 0"), 7, "0: expected 1 to 1000 copies"),
+        ("[downlink.pipe]\nrate = \"1 Mbit/s\"\n[uplink.cell]\n[[flow]]\n".into(), 3, "a cell is a base station's downlink"),
+        ("[downlink.cell]\nomega = 2\n[[flow]]\n".into(), 2, "outside (0, 1]"),
+        ("[downlink.cell]\nscheduler = \"fastest\"\n[[flow]]\n".into(), 2, "unknown variant `fastest`, expected one of `rr`, `max`, `pf`, `tcp-pf`, `tcp-max`"),
+    ];
+    for (text, line, needle) in cases {
+        let e = err(&text);
+        assert!(e.message.contains(needle), "{needle}: {}", e.message);
+        assert_eq!(e.line, Some(line), "{needle}: {e}");
+    }
+    // A cell on the way back from a client is refused where the flow's return is decided.
+    let back = format!("{DUMBBELL}[link.air]\nfrom = \"client\"\nto = \"far\"\ncell = {{}}\n").replace("[[flow]]\nserver = \"far\"\n", "[[flow]]\nserver = \"far\"\nreturn_path = [\"air\"]\n");
+    let e = err(&back);
+    assert!(e.message.contains("a cell carries its base station's downlink only"), "{}", e.message);
+}

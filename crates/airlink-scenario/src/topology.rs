@@ -40,12 +40,7 @@ fn key(parts: &[&str]) -> Vec<String> {
 }
 
 fn model_key(base: &[&str], model: &LinkModel) -> Vec<String> {
-    let name = match model {
-        LinkModel::Pipe(_) => "pipe",
-        LinkModel::Trace(_) => "trace",
-        LinkModel::Ofdm4g(_) => "ofdm4g",
-    };
-    key(&[base, &[name]].concat())
+    key(&[base, &[model.kind()]].concat())
 }
 
 impl Scenario {
@@ -71,15 +66,29 @@ impl Scenario {
             model: LinkModel::Pipe(p.clone()),
             key: key(k),
         };
+        // A cell's users each have an uplink of their own: `uplink.0` (flow 0's) where the
+        // shared one would be, the others after the chain.
+        let per_user = matches!(down, LinkModel::Cell(_));
+        let uplink = |i: usize| TopoLink {
+            name: if per_user { format!("uplink.{i}") } else { "uplink".into() },
+            from: "client".into(),
+            to: "gateway".into(),
+            model: up.clone(),
+            key: model_key(&["uplink"], up),
+        };
         let mut links = vec![
             pipe("wired.down", "server", "gateway", &wired, &["wired"]),
             TopoLink { name: "downlink".into(), from: "gateway".into(), to: "client".into(), model: down.clone(), key: model_key(&["downlink"], down) },
-            TopoLink { name: "uplink".into(), from: "client".into(), to: "gateway".into(), model: up.clone(), key: model_key(&["uplink"], up) },
+            uplink(0),
             pipe("wired.up", "gateway", "server", &wired, &["wired"]),
         ];
         let mut paths = Vec::with_capacity(self.flow.len());
         for i in 0..self.flow.len() {
             let (mut down_path, mut up_path) = (vec![0, 1], vec![2, 3]);
+            if per_user && i > 0 {
+                up_path[0] = links.len();
+                links.push(uplink(i));
+            }
             if let Some(access) = &self.access {
                 let server = format!("server.{i}");
                 down_path.insert(0, links.len());
@@ -124,9 +133,12 @@ impl Scenario {
             if l.from == l.to {
                 return Err((key(&["link", name, "to"]), format!("the link starts and ends at \"{}\": expected two different hosts", l.to)));
             }
-            let models = [l.pipe.is_some(), l.trace.is_some(), l.ofdm4g.is_some()].iter().filter(|&&m| m).count();
+            let models = l.models().len();
             if models != 1 {
-                return Err((key(&["link", name]), format!("{models} models: expected exactly one of [link.{name}.pipe], [link.{name}.trace], [link.{name}.ofdm4g]")));
+                return Err((
+                    key(&["link", name]),
+                    format!("{models} models: expected exactly one of [link.{name}.pipe], [link.{name}.trace], [link.{name}.ofdm4g], [link.{name}.cell]"),
+                ));
             }
             let model = l.model();
             links.push(TopoLink { name: name.clone(), from: l.from.clone(), to: l.to.clone(), key: model_key(&["link", name], &model), model });
@@ -153,6 +165,10 @@ impl Scenario {
             let down = route(&links, f.path.as_deref(), server, client).map_err(|m| (at(if f.path.is_some() { "path" } else { "server" }), m))?;
             let up = route(&links, f.return_path.as_deref(), client, server)
                 .map_err(|m| (at(if f.return_path.is_some() { "return_path" } else { "client" }), m))?;
+            if let Some(&l) = up.iter().find(|&&l| matches!(links[l].model, LinkModel::Cell(_))) {
+                let k = if f.return_path.is_some() { "return_path" } else { "client" };
+                return Err((at(k), format!("the way back crosses \"{}\", a cell: a cell carries its base station's downlink only", links[l].name)));
+            }
             paths.push((down, up));
         }
         Ok(Topology { links, paths })

@@ -497,7 +497,7 @@ impl Simulation {
                 .links
                 .iter()
                 .enumerate()
-                .map(|(i, l)| LinkSummary { outage_drops: self.outages.drops(i as LinkId), ..LinkSummary::new(l.name, l.model, l.link.stats(), l.checksum_drops) })
+                .map(|(i, l)| LinkSummary { outage_drops: self.outages.drops(i as LinkId), ..LinkSummary::of(l.name, l.model, l.link.as_ref(), l.checksum_drops) })
                 .collect(),
         }
     }
