@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import json
 import math
+import os
 import sys
 import tempfile
 import threading
@@ -31,7 +32,6 @@ from airlink import _core
 from airlink import experiment as ex
 from airlink.results import MemorySink
 from airlink.store import Store, load, tables, write_atomic
-from airlink.sweep import default_jobs
 
 ATTEMPTS = 2  # a run that raises is retried once
 CHUNK_NS = 10_000_000_000  # simulated time between two drains of a run's time series
@@ -160,7 +160,7 @@ class _Threads:
     by its thread, so a run that ends after Ctrl-C is kept."""
 
     def __init__(self, jobs: int | None) -> None:
-        self.pool = ThreadPoolExecutor(max_workers=jobs or default_jobs())
+        self.pool = ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1)
         self.cancel = threading.Event()
         self.futures: list[Any] = []
 
@@ -172,7 +172,8 @@ class _Threads:
             yield future.result()
 
     def stop(self) -> None:
-        # Ctrl-C or SIGTERM: drop what has not started and stop what runs (as sweep.run_many).
+        # Ctrl-C or SIGTERM: drop what has not started and stop what runs (the core looks at the
+        # shared event every 50 ms).
         self.cancel.set()
         for f in self.futures:
             f.cancel()

@@ -1,7 +1,8 @@
 """Reproductions of the seed studies, by name. ``airlink reproduce NAME`` looks them up here.
 
-A study runs its grid (``reproduce``), which returns an object whose ``to_json()`` is what
-``--json`` prints, and writes its report folder (``write_report``).
+A study runs its grid (``reproduce``) through the sweep machinery into result stores inside its
+report folder, which returns an object whose ``to_json(only)`` is what ``--json`` prints, and
+writes its report files (``write_report``); ``reproduction`` holds what they share.
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ class Study:
     default_seeds: int
     reproduce: Callable[..., Any]
     write_report: Callable[[Any, Path], None]
-    #: The report's main page, in its folder.
-    index: str = "index.html"
     #: The results as terminal text (None: the CLI's WIPEMU layout).
     text: Callable[[Any], str] | None = None
 
@@ -50,7 +49,6 @@ STUDIES: dict[str, Study] = {
         default_seeds=afc.SEEDS,
         reproduce=afc.reproduce,
         write_report=afc.write_report,
-        index="README.md",
         text=afc.text,
     ),
 }
