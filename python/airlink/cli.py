@@ -18,7 +18,7 @@ import click
 from airlink import _core, runner
 from airlink.atomic import FolderExistsError
 from airlink.scenarios import read_scenario_text
-from airlink.studies import STUDIES, wipemu
+from airlink.studies import STUDIES, reproduce_into, wipemu
 from airlink.summary_text import flow_labels, format_flows, format_summary
 from airlink.version import version
 
@@ -234,8 +234,6 @@ def reproduce(study: str, out: Path | None, seeds: int | None, only: str | None,
     their stored runs); with other settings it is refused unless --force, which replaces the report.
     --set applies to every run; the report lists it, and a reduced grid, as deviations.
     """
-    from airlink.studies import reproduction
-
     chosen = STUDIES[study]
     if only is not None and only not in chosen.parts:
         raise click.BadParameter(f"{study} has no part {only!r}: expected one of {', '.join(chosen.parts)}", param_hint="--only")
@@ -249,11 +247,8 @@ def reproduce(study: str, out: Path | None, seeds: int | None, only: str | None,
     if study == "wipemu":
         settings["arq_limits"] = sorted(set(arq_limits or wipemu.ARQ_LIMITS))
     out = out or Path("reports") / study
-    with reproduction.report_folder(out):
-        parts = reproduction.plan(out, study, chosen.parts, [only] if only else chosen.parts, settings, force)
-        rep = chosen.reproduce(progress=not as_json and sys.stderr.isatty(), parts=parts, out=out, **options)
-        reproduction.write_report(out, lambda folder: chosen.write_report(rep, folder),
-                                  {"study": study, "parts": list(parts), "settings": settings})
+    rep, parts = reproduce_into(study, out, only=only, settings=settings, force=force,
+                                progress=not as_json and sys.stderr.isatty(), **options)
     if only and set(parts) != {only}:
         click.echo(f"airlink: merged {only} into the report's {', '.join(p for p in parts if p != only)}", err=True)
     if as_json:

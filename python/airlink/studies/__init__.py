@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from airlink.studies import afc, wipemu
+from airlink.studies import afc, reproduction, wipemu
 
 
 @dataclass(frozen=True)
@@ -53,4 +53,18 @@ STUDIES: dict[str, Study] = {
     ),
 }
 
-__all__ = ["STUDIES", "Study"]
+def reproduce_into(study: str, out: Path, *, only: str | None = None, settings: dict[str, Any], force: bool = False,
+                   **options: Any) -> tuple[Any, tuple[str, ...]]:
+    """Reproduces ``study`` (or its part ``only``, merged into what ``out`` holds) into the report
+    folder ``out``; ``settings`` are what must match for a merge (seeds, --set, ...), ``options``
+    go to the study's ``reproduce``. Returns the reproduction and the parts its report shows."""
+    chosen = STUDIES[study]
+    with reproduction.report_folder(out):
+        parts = reproduction.plan(out, study, chosen.parts, [only] if only else chosen.parts, settings, force)
+        rep = chosen.reproduce(parts=parts, out=out, **options)
+        reproduction.write_report(out, lambda folder: chosen.write_report(rep, folder),
+                                  {"study": study, "parts": list(parts), "settings": settings})
+    return rep, parts
+
+
+__all__ = ["STUDIES", "Study", "reproduce_into"]
