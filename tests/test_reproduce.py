@@ -152,3 +152,35 @@ def test_a_folder_that_is_no_report_is_not_deleted(airlink_cli, tmp_path: Path) 
     assert result.exit_code == 1
     assert "not a reproduction report" in result.output
     assert (out / "notes.txt").read_text() == "keep me"
+
+
+def test_plan_merges_replaces_or_refuses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from airlink.studies import reproduction as rp
+
+    parts, same = wipemu.PARTS, {"seeds": 3}
+
+    def report(name: str, marker: dict | None) -> Path:
+        out = tmp_path / name
+        out.mkdir()
+        (out / "report.json").write_text("{}")
+        if marker is not None:
+            (out / rp.MARKER).write_text(json.dumps({"study": "wipemu", "airlink": rp.version(), **marker}))
+        return out
+
+    assert rp.plan(tmp_path / "new", "wipemu", parts, ["fig5"], same, False) == ("fig5",)
+    merged = report("merged", {"parts": ["fig6", "table2"], "settings": same})
+    assert rp.plan(merged, "wipemu", parts, ["fig4"], same, False) == ("table2", "fig4", "fig6")
+    covered = report("covered", {"parts": ["fig4"], "settings": {"seeds": 5}})
+    assert rp.plan(covered, "wipemu", parts, parts, same, False) == parts  # nothing of it is lost
+    # a report of an older airlink (no marker): replaced by a whole reproduction, never merged into
+    old = report("old", None)
+    with pytest.raises(rp.ReproductionError, match="not a reproduction report"):
+        rp.plan(old, "wipemu", parts, ["fig4"], same, False)
+    assert rp.plan(old, "wipemu", parts, parts, same, False) == parts and not old.exists()
+    other = report("other", {"parts": ["table2"], "settings": same})
+    with pytest.raises(rp.ReproductionError, match="reproduction of wipemu, not afc"):
+        rp.plan(other, "afc", ("table2",), ["table2"], same, False)
+    monkeypatch.setattr(rp, "version", lambda: "0.0.0-other")
+    with pytest.raises(rp.ReproductionError, match="written by airlink"):
+        rp.plan(merged, "wipemu", parts, ["fig4"], same, False)
+    assert rp.plan(merged, "wipemu", parts, ["fig4"], same, True) == ("fig4",) and not merged.exists()

@@ -232,6 +232,7 @@ def reproduce(study: str, out: Path | None, seeds: int | None, only: str | None,
 
     --only X into a report of the same settings adds X to it (the other parts are recomputed from
     their stored runs); with other settings it is refused unless --force, which replaces the report.
+
     --set applies to every run; the report lists it, and a reduced grid, as deviations.
     """
     chosen = STUDIES[study]
