@@ -164,7 +164,8 @@ def test_plan_merges_replaces_or_refuses(tmp_path: Path, monkeypatch: pytest.Mon
         out.mkdir()
         (out / "report.json").write_text("{}")
         if marker is not None:
-            (out / rp.MARKER).write_text(json.dumps({"study": "wipemu", "airlink": rp.version(), **marker}))
+            (out / rp.MARKER).write_text(json.dumps({"study": "wipemu", "airlink": rp.version(), "core": rp.core_build(),
+                                                     **marker}))
         return out
 
     assert rp.plan(tmp_path / "new", "wipemu", parts, ["fig5"], same, False) == ("fig5",)
@@ -180,7 +181,10 @@ def test_plan_merges_replaces_or_refuses(tmp_path: Path, monkeypatch: pytest.Mon
     other = report("other", {"parts": ["table2"], "settings": same})
     with pytest.raises(rp.ReproductionError, match="reproduction of wipemu, not afc"):
         rp.plan(other, "afc", ("table2",), ["table2"], same, False)
-    monkeypatch.setattr(rp, "version", lambda: "0.0.0-other")
-    with pytest.raises(rp.ReproductionError, match="written by airlink"):
+    rebuilt = report("rebuilt", {"parts": ["fig4"], "settings": same})
+    # another build of the core: its runs may differ, so they are not reused
+    monkeypatch.setattr(rp, "core_build", lambda: "another build")
+    with pytest.raises(rp.ReproductionError, match="another build of airlink"):
         rp.plan(merged, "wipemu", parts, ["fig4"], same, False)
     assert rp.plan(merged, "wipemu", parts, ["fig4"], same, True) == ("fig4",) and not merged.exists()
+    assert rp.plan(rebuilt, "wipemu", parts, ["fig4", "fig5"], same, False) == ("fig4", "fig5") and not rebuilt.exists()

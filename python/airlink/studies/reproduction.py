@@ -18,6 +18,8 @@ so that is refused unless ``--force`` (which replaces the report and keeps the r
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import os
 import shutil
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from airlink import _core
 from airlink.atomic import FolderExistsError, _pid_alive, folder_lock
 from airlink.experiment import Experiment
 from airlink.experiment_run import run_experiment
@@ -69,8 +72,12 @@ def plan(out: Path, study: str, all_parts: Sequence[str], parts: Sequence[str], 
         problem = f"{out} is not a reproduction report of this airlink (no {MARKER}), so it cannot be merged into"
     elif old["study"] != study:
         problem = f"{out} holds a reproduction of {old['study']}, not {study}"
-    elif old.get("airlink") != version():
-        problem = f"{out} was written by airlink {old.get('airlink')}; its runs are not reused by {version()}"
+    elif (old.get("airlink"), old.get("core")) != (version(), core_build()):
+        if set(old.get("parts", [])) <= set(asked):
+            shutil.rmtree(out)  # its runs may differ from this build's, and every part is redone
+            return asked
+        problem = (f"{out} was written by another build of airlink ({old.get('airlink')}); its runs are not "
+                   "reused, so the report's other parts cannot be kept")
     else:
         had = [p for p in old.get("parts", []) if p in order]
         if old.get("settings") == dict(settings):
@@ -83,6 +90,13 @@ def plan(out: Path, study: str, all_parts: Sequence[str], parts: Sequence[str], 
         raise ReproductionError(f"{problem}: choose another --out, or --force to replace it")
     shutil.rmtree(out)
     return asked
+
+
+@functools.cache
+def core_build() -> str:
+    """A hash of the simulation core's binary: a report's stored runs are reused only by the build
+    that made them (the version number alone does not change with every change of the models)."""
+    return hashlib.sha256(Path(_core.__file__).read_bytes()).hexdigest()[:16]
 
 
 def _settings_text(settings: Mapping[str, Any]) -> str:
@@ -157,7 +171,7 @@ def write_report(out: Path, write: Callable[[Path], None], marker: Mapping[str, 
     old = read_marker(out) or {}
     for name in set(old.get("files", [])) - set(names):
         (out / name).unlink(missing_ok=True)
-    body = {**marker, "airlink": version(), "files": names}
+    body = {**marker, "airlink": version(), "core": core_build(), "files": names}
     write_atomic(out / MARKER, (json.dumps(body, indent=1) + "\n").encode())
 
 
