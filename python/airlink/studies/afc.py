@@ -30,6 +30,7 @@ SEEDS = 10
 STAGES_MB = (0.5, 1, 2, 5, 10, 15, 20)
 EFFECTIVE_BER = 5.4e-7
 NOMINAL_BER = 1e-5
+BERS = {"effective": EFFECTIVE_BER, "nominal": NOMINAL_BER}
 # The study's Table 2, bytes/s: (TCP, TCP-AFC) at each stage.
 STUDY_TABLE2 = {
     0.5: (74341.79, 78112.54), 1: (94513.89, 109082.8), 2: (56827.51, 138250.0), 5: (49865.72, 147836.2),
@@ -83,9 +84,6 @@ class Reproduction:
         """Every part computed (``only`` is accepted for the CLI's sake: AFC's parts print together)."""
         return {"study": NAME, "seeds": self.seeds, "table2": self.table2, "congestion": self.congestion,
                 "claims": self.claims}
-
-
-BERS = {"effective": EFFECTIVE_BER, "nominal": NOMINAL_BER}
 
 
 def table2_experiment(seeds: int, extra: Sequence[str]) -> Experiment:
