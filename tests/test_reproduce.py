@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -66,8 +67,13 @@ def test_reduced_reproduction_writes_every_file(reduced_report: tuple[Path, str]
     # 8 Table II runs + 7 distinct curves x 2 limits x 3 seeds (figures share runs).
     assert len(runs) == 8 + 7 * 2 * 3
     assert {"flow0.goodput_bps", "downlink.frame_errors", "overrides", "run_seed"} <= set(runs[0])
-    assert partial_folders(out.parent) == []
+    assert partial_folders(out.parent) == [] and not list(out.glob(".report.partial-*"))
     assert "report:" in stdout and "Table II" in stdout
+    # Every run is in the part's result store, which `airlink report` and `airlink.load` read.
+    import airlink
+
+    stored = airlink.load(out / "store" / "figures")
+    assert len(stored) == 7 * 2 * 3 and set(stored["key"]) <= {r["run_key"] for r in runs}
 
 
 def test_reduced_report_pages_show_table_figures_and_claims(reduced_report: tuple[Path, str]) -> None:
@@ -97,15 +103,88 @@ def test_only_one_figure_prints_its_points(airlink_cli, tmp_path: Path) -> None:
     assert {p.name for p in (tmp_path / "r").iterdir()} >= {"fig4.csv", "fig4.png", "index.html"}
 
 
-def test_parallel_runs_give_the_same_results_as_serial_ones() -> None:
-    from airlink.sweep import RunSpec, run_many
+def test_a_rerun_reuses_the_stored_runs_and_only_merges(reduced_report: tuple[Path, str], tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """--only into a report of the same settings runs nothing (every run is in its store) and keeps
+    every other part; the report is the same as before."""
+    from airlink import experiment_run
 
-    specs = [
-        RunSpec("scenarios/wipemu/adaptive.toml", ("flow.0.bytes=100 kB", f"downlink.ofdm4g.arq_max_retransmissions={x}"), seed)
-        for x in (3, 30)
-        for seed in (1, 2, 3)
-    ]
-    serial = run_many(specs + specs[:2], jobs=1)  # duplicates run once
-    parallel = run_many(specs, jobs=2)
-    assert list(serial) == list(parallel) == specs
-    assert serial == parallel
+    out = tmp_path / "wipemu"
+    shutil.copytree(reduced_report[0], out)
+    before = {name: (out / name).read_bytes() for name in ("report.json", "table2.csv", "fig5.csv", "claims.csv")}
+    runs = []
+    real = experiment_run._run
+    monkeypatch.setattr(experiment_run, "_run", lambda *a: runs.append(a) or real(*a))
+    monkeypatch.chdir(REPO)
+    args = ["reproduce", "wipemu", "--only", "fig4", "--seeds", "3", "--arq-limits", "3,30", "--set", "flow.0.bytes=300 kB",
+            "--out", str(out), "--json"]
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert runs == []
+    assert [(p["curve"], p["arq_limit"]) for p in json.loads(result.stdout)] == [(c, x) for c in ("4qam", "bpsk", "8qam") for x in (3, 30)]
+    assert {name: (out / name).read_bytes() for name in before} == before
+    assert json.loads((out / "reproduction.json").read_text())["parts"] == list(wipemu.PARTS)
+    assert "merged fig4 into" in result.stderr
+
+
+def test_only_with_other_settings_is_refused_without_force(reduced_report: tuple[Path, str], tmp_path: Path) -> None:
+    out = tmp_path / "wipemu"
+    shutil.copytree(reduced_report[0], out)
+    names = sorted(p.name for p in out.iterdir())
+    args = ["reproduce", "wipemu", "--only", "table2", "--set", "flow.0.bytes=200 kB", "--out", str(out)]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(REPO)
+        refused = CliRunner().invoke(cli, args, catch_exceptions=False)
+        assert refused.exit_code == 1, refused.output
+        assert "other settings" in refused.stderr and "--force" in refused.stderr
+        assert sorted(p.name for p in out.iterdir()) == names
+        forced = CliRunner().invoke(cli, [*args, "--force"], catch_exceptions=False)
+    assert forced.exit_code == 0, forced.output
+    assert not (out / "fig4.png").exists() and (out / "table2.csv").exists()
+    assert json.loads((out / "reproduction.json").read_text())["parts"] == ["table2"]
+
+
+def test_a_folder_that_is_no_report_is_not_deleted(airlink_cli, tmp_path: Path) -> None:
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me")
+    result = airlink_cli("reproduce", "wipemu", "--only", "table2", "--out", out)
+    assert result.exit_code == 1
+    assert "not a reproduction report" in result.output
+    assert (out / "notes.txt").read_text() == "keep me"
+
+
+def test_plan_merges_replaces_or_refuses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from airlink.studies import reproduction as rp
+
+    parts, same = wipemu.PARTS, {"seeds": 3}
+
+    def report(name: str, marker: dict | None) -> Path:
+        out = tmp_path / name
+        out.mkdir()
+        (out / "report.json").write_text("{}")
+        if marker is not None:
+            (out / rp.MARKER).write_text(json.dumps({"study": "wipemu", "airlink": rp.version(), "core": rp.core_build(),
+                                                     **marker}))
+        return out
+
+    assert rp.plan(tmp_path / "new", "wipemu", parts, ["fig5"], same, False) == ("fig5",)
+    merged = report("merged", {"parts": ["fig6", "table2"], "settings": same})
+    assert rp.plan(merged, "wipemu", parts, ["fig4"], same, False) == ("table2", "fig4", "fig6")
+    covered = report("covered", {"parts": ["fig4"], "settings": {"seeds": 5}})
+    assert rp.plan(covered, "wipemu", parts, parts, same, False) == parts  # nothing of it is lost
+    # a report of an older airlink (no marker): replaced by a whole reproduction, never merged into
+    old = report("old", None)
+    with pytest.raises(rp.ReproductionError, match="not a reproduction report"):
+        rp.plan(old, "wipemu", parts, ["fig4"], same, False)
+    assert rp.plan(old, "wipemu", parts, parts, same, False) == parts and not old.exists()
+    other = report("other", {"parts": ["table2"], "settings": same})
+    with pytest.raises(rp.ReproductionError, match="reproduction of wipemu, not afc"):
+        rp.plan(other, "afc", ("table2",), ["table2"], same, False)
+    rebuilt = report("rebuilt", {"parts": ["fig4"], "settings": same})
+    # another build of the core: its runs may differ, so they are not reused
+    monkeypatch.setattr(rp, "core_build", lambda: "another build")
+    with pytest.raises(rp.ReproductionError, match="another build of airlink"):
+        rp.plan(merged, "wipemu", parts, ["fig4"], same, False)
+    assert rp.plan(merged, "wipemu", parts, ["fig4"], same, True) == ("fig4",) and not merged.exists()
+    assert rp.plan(rebuilt, "wipemu", parts, ["fig4", "fig5"], same, False) == ("fig4", "fig5") and not rebuilt.exists()

@@ -1,8 +1,9 @@
 """`airlink sweep --dask`: the same experiment on a LocalCluster of worker processes gives the
-local run's tables, with the trace file shipped to the workers inside the tasks."""
+local run's tables, with the trace file scattered to the workers once per sweep."""
 
 from __future__ import annotations
 
+import pickle
 import shutil
 from pathlib import Path
 
@@ -34,6 +35,8 @@ count = 3
     trace = str((tmp_path / "cellular.trace").resolve())
     assert [i.path for i in exp.configs[0].inputs] == [trace]
     assert exp.input_hashes[trace] == ex.sha256_file(Path(trace))
+    # A task does not carry the trace: the sweep scatters it to the workers once.
+    assert exp.files[trace] not in pickle.dumps(experiment_run._task(exp, exp.configs[0], 0, ship=True))
 
     local = experiment_run.run_experiment(exp, tmp_path / "local", jobs=2)
     (tmp_path / "cellular.trace").unlink()

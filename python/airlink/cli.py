@@ -18,7 +18,7 @@ import click
 from airlink import _core, runner
 from airlink.atomic import FolderExistsError
 from airlink.scenarios import read_scenario_text
-from airlink.studies import STUDIES
+from airlink.studies import STUDIES, reproduce_into, wipemu
 from airlink.summary_text import flow_labels, format_flows, format_summary
 from airlink.version import version
 
@@ -210,40 +210,53 @@ ALL_PARTS = list(dict.fromkeys(part for study in STUDIES.values() for part in st
 @cli.command()
 @click.argument("study", type=click.Choice(sorted(STUDIES)))
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              help="Report folder (default: reports/<study>); replaced whole when the new one is complete.")
+              help="Report folder (default: reports/<study>); its store/ keeps the runs, so a re-run reuses them.")
 @click.option("--seeds", type=click.IntRange(1), help="Seeds 1..N per point (default: the study's, 30 for wipemu).")
-@click.option("--only", type=click.Choice(ALL_PARTS), help="Reproduce one table or figure.")
+@click.option("--only", type=click.Choice(ALL_PARTS),
+              help="Reproduce one table or figure; merged into an existing report of the same settings.")
 @json_option
 @click.option("--jobs", type=click.IntRange(1), help="Parallel runs (default: the number of CPUs).")
 @click.option("--arq-limits", callback=_parse_limits, metavar="LIST",
               help="wipemu: ARQ limits to run instead of the study's 3,4,5,6,8,10,15,20,30 (a quick look).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a value in every run, e.g. \"flow.0.bytes=300 kB\" (a quick look; repeatable).")
+@click.option("--force", is_flag=True, help="Replace a report folder that cannot be merged with (other settings, "
+              "another study, not a report).")
 def reproduce(study: str, out: Path | None, seeds: int | None, only: str | None, as_json: bool, jobs: int | None,
-              arq_limits: tuple[int, ...] | None, overrides: tuple[str, ...]) -> None:
+              arq_limits: tuple[int, ...] | None, overrides: tuple[str, ...], force: bool) -> None:
     """Reproduce a study's tables and figures into a report folder.
 
     The folder holds index.html and README.md (tables, figures, the study's claims checked
-    against the data), a CSV and PNG per figure, table2.csv, runs.csv and report.json.
+    against the data), a CSV and PNG per figure, report.json, and store/ with every run (result
+    stores of `airlink sweep`): a reproduction into the same folder again runs only what is missing.
+
+    --only X into a report of the same settings adds X to it (the other parts are recomputed from
+    their stored runs); with other settings it is refused unless --force, which replaces the report.
 
     --set applies to every run; the report lists it, and a reduced grid, as deviations.
     """
     chosen = STUDIES[study]
     if only is not None and only not in chosen.parts:
         raise click.BadParameter(f"{study} has no part {only!r}: expected one of {', '.join(chosen.parts)}", param_hint="--only")
-    options: dict[str, Any] = {"seeds": seeds or chosen.default_seeds, "only": only, "jobs": jobs, "extra_overrides": overrides}
+    seeds = seeds or chosen.default_seeds
+    options: dict[str, Any] = {"seeds": seeds, "jobs": jobs, "extra_overrides": overrides}
+    settings: dict[str, Any] = {"seeds": seeds, "overrides": list(overrides)}
     if arq_limits is not None:
         if study != "wipemu":
             raise click.BadParameter(f"{study} has no ARQ limits to choose", param_hint="--arq-limits")
         options["arq_limits"] = arq_limits
-    rep = chosen.reproduce(progress=not as_json and sys.stderr.isatty(), **options)
+    if study == "wipemu":
+        settings["arq_limits"] = sorted(set(arq_limits or wipemu.ARQ_LIMITS))
     out = out or Path("reports") / study
-    chosen.write_report(rep, out)
+    rep, parts = reproduce_into(study, out, only=only, settings=settings, force=force,
+                                progress=not as_json and sys.stderr.isatty(), **options)
+    if only and set(parts) != {only}:
+        click.echo(f"airlink: merged {only} into the report's {', '.join(p for p in parts if p != only)}", err=True)
     if as_json:
-        click.echo(json.dumps(rep.to_json(), indent=2))
+        click.echo(json.dumps(rep.to_json(only), indent=2))
     else:
         click.echo(chosen.text(rep) if chosen.text else _reproduction_text(rep))
-        click.echo(f"report: {out / chosen.index}")
+        click.echo(f"report: {out / 'index.html'}")
 
 
 def _reproduction_text(rep: Any) -> str:

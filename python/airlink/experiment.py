@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from airlink import _core, stats
+from airlink.scenarios import display_path
 
 RULES = ("fixed", "t", "dccp")
 DCCP_PILOT = 3  # [S3] n_base
@@ -110,9 +111,11 @@ class Experiment:
     reference: tuple[tuple[str, Any], ...] = ()
     series: bool = True
     files: dict[str, bytes] = field(default_factory=dict, repr=False)  # the inputs' bytes, read once
+    #: The seeds of repetitions 0, 1, ... when given explicitly (a study's seeds 1..N); else derived.
+    seeds: tuple[int, ...] = ()
 
     def run_seed(self, repetition: int) -> int:
-        return run_seed(self.seed, repetition)
+        return self.seeds[repetition] if self.seeds else run_seed(self.seed, repetition)
 
     def run_key(self, config: Config, repetition: int) -> str:
         return run_key(config.resolved, self.run_seed(repetition), config.inputs)
@@ -344,15 +347,12 @@ def load_experiment(path: str | Path) -> Experiment:
     for index, params in enumerate(points):
         overrides = tuple(f"{k}={_override_value(v)}" for k, v in params)
         try:
-            resolved = _core.check_scenario(scenario_text, str(scenario_path), list(overrides))
+            configs.append(_config(index, params, overrides, scenario_text, str(scenario_path), files))
         except _core.ScenarioError as e:
             names = [k for k, _ in params if f"--set {k}=" in str(e)] or ["vary"]
             raise where.error(f"{e}", *names) from None
-        try:
-            inputs = _inputs(resolved, files)
         except OSError as e:
             raise where.error(f"cannot read input file {e.filename!r}: {e.strerror}", "scenario") from None
-        configs.append(Config(index, params, overrides, resolved, inputs))
     parameters = tuple(k for k, _ in points[0])
     hashes = {str(path.resolve()): sha256_file(path), str(scenario_path): sha256_file(scenario_path)}
     hashes.update({i.path: i.sha256 for c in configs for i in c.inputs})
@@ -361,6 +361,36 @@ def load_experiment(path: str | Path) -> Experiment:
         metrics=tuple(metrics), flow_class=flow_class, parameters=parameters, configs=tuple(configs),
         repetitions=repetitions, input_hashes=hashes, references=references, reference=reference,
         series=series, files=files,
+    )
+
+
+def _config(index: int, params: tuple[tuple[str, Any], ...], overrides: tuple[str, ...], scenario_text: str,
+            source: str, files: dict[str, bytes]) -> Config:
+    """One configuration, resolved (raises the core's ScenarioError, or OSError for an input file)."""
+    resolved = _core.check_scenario(scenario_text, source, list(overrides))
+    return Config(index, params, overrides, resolved, _inputs(resolved, files))
+
+
+def build_experiment(name: str, description: str, scenario: Path,
+                     points: Sequence[tuple[tuple[tuple[str, Any], ...], tuple[str, ...]]], seeds: Sequence[int], *,
+                     metrics: Sequence[str], series: bool = False) -> Experiment:
+    """An experiment built in code rather than read from a file (a part of a reproduction): each
+    point is its parameters (labels, such as a figure's curve) and the overrides they stand for,
+    and every configuration runs once per seed of ``seeds``. ``description`` takes the place of
+    the experiment file's text in the store's manifest and reports."""
+    text = scenario.read_text(encoding="utf-8")
+    source = display_path(scenario)
+    files: dict[str, bytes] = {}
+    configs = tuple(_config(i, params, tuple(overrides), text, source, files)
+                    for i, (params, overrides) in enumerate(points))
+    if not configs or not seeds:
+        raise ValueError(f"{name}: an experiment needs at least one configuration and one seed")
+    hashes = {str(scenario.resolve()): sha256_file(scenario), **{i.path: i.sha256 for c in configs for i in c.inputs}}
+    return Experiment(
+        path=Path(name), text=description, scenario_path=Path(source), scenario_text=text, seed=seeds[0],
+        metrics=tuple(metrics), flow_class="protocol", parameters=tuple(k for k, _ in configs[0].params),
+        configs=configs, repetitions=Repetitions("fixed", count=len(seeds)), input_hashes=hashes, series=series,
+        files=files, seeds=tuple(seeds),
     )
 
 
@@ -489,7 +519,7 @@ def describe(exp: Experiment) -> str:
 
 def manifest_entry(exp: Experiment) -> dict[str, Any]:
     """The experiment as a store's manifest records it."""
-    return {"file": str(exp.path.resolve()), "text": exp.text, "seed": exp.seed, "metrics": list(exp.metrics),
+    return {"file": str(exp.path.resolve()) if exp.path.is_file() else str(exp.path), "text": exp.text, "seed": exp.seed, "metrics": list(exp.metrics),
             "flow_class": exp.flow_class, "parameters": list(exp.parameters), "rule": exp.repetitions.rule,
             "interval": exp.repetitions.interval, "configurations": len(exp.configs),
             "reference": [list(p) for p in exp.reference], "series": exp.series}

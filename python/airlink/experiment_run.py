@@ -12,11 +12,12 @@ import contextlib
 import hashlib
 import json
 import math
+import os
 import sys
 import tempfile
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,6 @@ from airlink import _core
 from airlink import experiment as ex
 from airlink.results import MemorySink
 from airlink.store import Store, load, tables, write_atomic
-from airlink.sweep import default_jobs
 
 ATTEMPTS = 2  # a run that raises is retried once
 CHUNK_NS = 10_000_000_000  # simulated time between two drains of a run's time series
@@ -64,7 +64,8 @@ _run: Callable[[str, str, int, list[str], Any, bool], tuple[str, dict[str, bytes
 @dataclass(frozen=True)
 class Task:
     """Everything one run needs, so that it runs anywhere: a thread here, or a Dask worker on
-    another machine with none of our files (``files`` then carries the bytes of its inputs)."""
+    another machine with none of our files (``shipped``: the bytes of its inputs come with the
+    batch, from one copy per worker and sweep)."""
 
     key: str
     config: int
@@ -78,22 +79,26 @@ class Task:
     metrics: tuple[str, ...]
     flow_class: str
     series: bool
-    files: tuple[bytes, ...] | None = None  # the inputs' bytes, shipped to remote workers
+    shipped: bool = False  # runs where our files are not: its inputs' bytes come with it
 
 
 def _task(exp: ex.Experiment, config: ex.Config, rep: int, ship: bool = False) -> Task:
     return Task(exp.run_key(config, rep), config.index, rep, exp.run_seed(rep), config.params, exp.scenario_text,
                 str(exp.scenario_path), config.overrides, config.inputs, exp.table_metrics, exp.flow_class,
-                exp.series, tuple(exp.files[i.path] for i in config.inputs) if ship else None)
+                exp.series, ship)
 
 
-def _placed(task: Task) -> list[str]:
-    """Overrides that point the scenario at this worker's copies of the shipped input files,
-    kept under their content hash in the temporary folder (written once per worker)."""
-    if task.files is None:
+def _placed(task: Task, files: Mapping[str, bytes] | None) -> list[str]:
+    """Overrides that point the scenario at this worker's copies of the shipped input files
+    (``files``: path -> bytes), kept under their content hash in the temporary folder (written
+    once per worker)."""
+    if not task.shipped or not task.inputs:
         return []
+    if files is None:
+        raise ValueError(f"run {task.key}: its input files were not shipped with it")
     out = []
-    for spec, data in zip(task.inputs, task.files):
+    for spec in task.inputs:
+        data = files[spec.path]
         if hashlib.sha256(data).hexdigest() != spec.sha256:
             raise ValueError(f"{spec.path}: shipped bytes do not match their hash")
         folder = Path(tempfile.gettempdir()) / "airlink-inputs" / spec.sha256
@@ -105,15 +110,16 @@ def _placed(task: Task) -> list[str]:
     return out
 
 
-def run_task(task: Task, cancel: Any = None) -> dict[str, Any]:
+def run_task(task: Task, cancel: Any = None, files: Mapping[str, bytes] | None = None) -> dict[str, Any]:
     """One run, retried once if it raises: its record (status ok or failed), with its metrics and
-    derived metrics, and its time series as bytes under ``series_bytes``."""
+    derived metrics, and its time series as bytes under ``series_bytes``. ``files`` holds the
+    bytes of a shipped task's inputs."""
     record: dict[str, Any] = {"key": task.key, "config": task.config, "rep": task.rep, "seed": task.seed,
                               "params": [list(p) for p in task.params]}
     error = None
     for attempt in range(1, ATTEMPTS + 1):
         try:
-            overrides = [*task.overrides, *_placed(task)]
+            overrides = [*task.overrides, *_placed(task, files)]
             summary_json, series = _run(task.text, task.source, task.seed, overrides, cancel, task.series)
             summary = json.loads(summary_json)
         except Exception as e:  # noqa: BLE001 - any failure of a run is recorded, not fatal
@@ -160,7 +166,7 @@ class _Threads:
     by its thread, so a run that ends after Ctrl-C is kept."""
 
     def __init__(self, jobs: int | None) -> None:
-        self.pool = ThreadPoolExecutor(max_workers=jobs or default_jobs())
+        self.pool = ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1)
         self.cancel = threading.Event()
         self.futures: list[Any] = []
 
@@ -172,7 +178,8 @@ class _Threads:
             yield future.result()
 
     def stop(self) -> None:
-        # Ctrl-C or SIGTERM: drop what has not started and stop what runs (as sweep.run_many).
+        # Ctrl-C or SIGTERM: drop what has not started and stop what runs (the core looks at the
+        # shared event every 50 ms).
         self.cancel.set()
         for f in self.futures:
             f.cancel()
@@ -181,9 +188,11 @@ class _Threads:
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 
-def run_batch(tasks: list[Task]) -> list[dict[str, Any]]:
-    """Several runs in one Dask task: a scheduler round trip costs more than a small run."""
-    return [run_task(t) for t in tasks]
+def run_batch(tasks: list[Task], files: Mapping[str, bytes] | None = None) -> list[dict[str, Any]]:
+    """Several runs in one Dask task: a scheduler round trip costs more than a small run.
+    ``files``: the inputs' bytes, scattered to the workers once per sweep (Dask hands each
+    worker its copy), not carried by every task."""
+    return [run_task(t, files=files) for t in tasks]
 
 
 class _Dask:
@@ -206,15 +215,19 @@ class _Dask:
         else:
             self.client = Client(address)
         self.futures: list[Any] = []
+        self.files: Any = None  # the experiment's input files on the workers, once per sweep
 
     def run(self, exp: ex.Experiment, store: Store, todo: list[tuple[ex.Config, int]]) -> Iterator[dict[str, Any]]:
         from distributed import as_completed as dask_completed
+
+        if self.files is None and exp.files:
+            [self.files] = self.client.scatter([exp.files], broadcast=True)
 
         workers = max(1, sum(w.get("nthreads", 1) for w in self.client.scheduler_info()["workers"].values()))
         size = max(1, min(self.MAX_BATCH, len(todo) // (workers * self.BATCHES_PER_WORKER)))
         configs = {c.index: c for c, _ in todo}
         self.futures = [self.client.submit(run_batch, [_task(exp, c, r, ship=True) for c, r in todo[i:i + size]],
-                                           pure=False, key=f"airlink-runs-{uuid.uuid4().hex}")
+                                           self.files, pure=False, key=f"airlink-runs-{uuid.uuid4().hex}")
                         for i in range(0, len(todo), size)]
         for future in dask_completed(self.futures):
             for record in future.result():

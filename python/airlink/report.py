@@ -77,7 +77,7 @@ def _table_html(frame: pd.DataFrame) -> str:
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
     rows = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>"
                    for row in frame.itertuples(index=False))
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+    return f'<table class="num"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
 
 
 def _figure(name: str, caption: str) -> str:
@@ -315,12 +315,21 @@ def _series(tmp: Path, root: Path, table: pd.DataFrame, labels: dict[int, str], 
     return out
 
 
-def _page(head: dict[str, Any], body: list[str]) -> str:
-    style = """body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+STYLE = """body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;line-height:1.4}
 table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:.9em}
-th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}th{background:#f2f2f2}
+th,td{border:1px solid #ccc;padding:.25em .6em;vertical-align:top;text-align:left}th{background:#f2f2f2}
+table.num td{text-align:right}td.pass{color:#060;font-weight:bold}td.fail{color:#a00;font-weight:bold}
 figure{margin:1em 0 2em}img{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:.9em;color:#555}pre{background:#f7f7f7;padding:.5em;overflow-x:auto}"""
+
+
+def page(title: str, body: Sequence[str]) -> str:
+    """The HTML page every report shares (sweeps and the studies' reproductions): its figures are
+    PNG files beside it, its style is inline."""
+    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{html.escape(title)}</title>\n'
+            f"<style>{STYLE}</style>\n</head>\n<body>\n" + "\n".join(body) + "\n</body>\n</html>\n")
+
+
+def _page(head: dict[str, Any], body: list[str]) -> str:
     experiment = f"<h2>Experiment file</h2><pre>{html.escape(head['text'])}</pre>"
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>airlink sweep report</title>"
-            f"<style>{style}</style></head><body>{''.join(body)}{experiment}</body></html>\n")
+    return page("airlink sweep report", [*body, experiment])

@@ -1,7 +1,8 @@
 """Reproductions of the seed studies, by name. ``airlink reproduce NAME`` looks them up here.
 
-A study runs its grid (``reproduce``), which returns an object whose ``to_json()`` is what
-``--json`` prints, and writes its report folder (``write_report``).
+A study runs its grid (``reproduce``) through the sweep machinery into result stores inside its
+report folder, which returns an object whose ``to_json(only)`` is what ``--json`` prints, and
+writes its report files (``write_report``); ``reproduction`` holds what they share.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from airlink.studies import afc, wipemu
+from airlink.studies import afc, reproduction, wipemu
 
 
 @dataclass(frozen=True)
@@ -22,8 +23,6 @@ class Study:
     default_seeds: int
     reproduce: Callable[..., Any]
     write_report: Callable[[Any, Path], None]
-    #: The report's main page, in its folder.
-    index: str = "index.html"
     #: The results as terminal text (None: the CLI's WIPEMU layout).
     text: Callable[[Any], str] | None = None
 
@@ -50,9 +49,22 @@ STUDIES: dict[str, Study] = {
         default_seeds=afc.SEEDS,
         reproduce=afc.reproduce,
         write_report=afc.write_report,
-        index="README.md",
         text=afc.text,
     ),
 }
 
-__all__ = ["STUDIES", "Study"]
+def reproduce_into(study: str, out: Path, *, only: str | None = None, settings: dict[str, Any], force: bool = False,
+                   **options: Any) -> tuple[Any, tuple[str, ...]]:
+    """Reproduces ``study`` (or its part ``only``, merged into what ``out`` holds) into the report
+    folder ``out``; ``settings`` are what must match for a merge (seeds, --set, ...), ``options``
+    go to the study's ``reproduce``. Returns the reproduction and the parts its report shows."""
+    chosen = STUDIES[study]
+    with reproduction.report_folder(out):
+        parts = reproduction.plan(out, study, chosen.parts, [only] if only else chosen.parts, settings, force)
+        rep = chosen.reproduce(parts=parts, out=out, **options)
+        reproduction.write_report(out, lambda folder: chosen.write_report(rep, folder),
+                                  {"study": study, "parts": list(parts), "settings": settings})
+    return rep, parts
+
+
+__all__ = ["STUDIES", "Study", "reproduce_into"]

@@ -10,15 +10,17 @@ the grid (seeds 1..N), never from a clock.
 from __future__ import annotations
 
 import math
+import tempfile
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from airlink.scenarios import display_path, scenario_dir
+from airlink.experiment import Experiment, build_experiment
+from airlink.scenarios import scenario_dir
 from airlink.stats import estimate
-from airlink.sweep import RunSpec, read_scenarios, resolve_all, run_many
+from airlink.studies.reproduction import Run, run_part, runs_of, store_of
 
 NAME = "wipemu"
 TITLE = "Transport protocol performance over 4G links (WIPEMU)"
@@ -109,13 +111,6 @@ FIGURES: dict[str, Figure] = {
         ),
     )
 }
-
-
-def figure_parts(only: str | None) -> tuple[str, ...]:
-    """The figures a reproduction computes (Fig. 6 needs the runs of Fig. 5 anyway)."""
-    if only is None:
-        return tuple(FIGURES)
-    return (only,) if only in FIGURES else ()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -364,21 +359,19 @@ def table2_row(k: int, measured_bps: float, g: LinkGeometry) -> dict[str, float]
     }
 
 
-def table2_specs(scenarios: Path, extra: Sequence[str]) -> list[RunSpec]:
-    source = display_path(scenarios / VALIDATION_SCENARIO)
-    return [RunSpec(source, (f"{MODULATION_KEY}={m}", *extra), TABLE2_SEED) for m in MODULATIONS]
+def table2_experiment(scenarios: Path, extra: Sequence[str]) -> Experiment:
+    """Table II's runs: every modulation of the validation scenario, once (seed 1)."""
+    points = [((("modulation", m),), (f"{MODULATION_KEY}={m}", *extra)) for m in MODULATIONS]
+    return build_experiment("wipemu-table2", f"airlink reproduce wipemu: Table II, {VALIDATION_SCENARIO} per modulation",
+                            scenarios / VALIDATION_SCENARIO, points, (TABLE2_SEED,),
+                            metrics=("flows.0.goodput_steady_bps",))
 
 
-def table2(
-    runs: Mapping[RunSpec, Mapping[str, Any]],
-    specs: Sequence[RunSpec],
-    resolved: Mapping[tuple[str, tuple[str, ...]], str],
-) -> list[dict[str, float]]:
+def table2(runs: Sequence[Run], exp: Experiment) -> list[dict[str, float]]:
     rows = []
-    for k, spec in enumerate(specs, start=1):
-        geometry = geometry_of(resolved[(spec.scenario, spec.overrides)])
-        measured = runs[spec]["flows"][0]["goodput_steady_bps"]
-        rows.append(table2_row(k, math.nan if measured is None else float(measured), geometry))
+    for k, (run, config) in enumerate(zip(runs, exp.configs), start=1):
+        measured = run.summary["flows"][0]["goodput_steady_bps"]
+        rows.append(table2_row(k, math.nan if measured is None else float(measured), geometry_of(config.resolved)))
     return rows
 
 
@@ -387,15 +380,14 @@ def table2(
 # ---------------------------------------------------------------------------------------------
 
 
-def figure_specs(
-    scenarios: Path, curves: Sequence[str], limits: Sequence[int], seeds: int, extra: Sequence[str]
-) -> dict[tuple[str, int], list[RunSpec]]:
-    source = display_path(scenarios / FIGURE_SCENARIO)
-    return {
-        (curve, x): [RunSpec(source, (*CURVES[curve].overrides, f"{ARQ_KEY}={x}", *extra), seed) for seed in range(1, seeds + 1)]
-        for curve in curves
-        for x in limits
-    }
+def figures_experiment(scenarios: Path, curves: Sequence[str], limits: Sequence[int], seeds: int,
+                       extra: Sequence[str]) -> Experiment:
+    """The figures' runs: every curve at every ARQ limit, seeds 1..``seeds`` (common to all points)."""
+    points = [((("curve", c), ("arq_limit", x)), (*CURVES[c].overrides, f"{ARQ_KEY}={x}", *extra))
+              for c in curves for x in limits]
+    return build_experiment("wipemu-figures", f"airlink reproduce wipemu: Figs. 4-7, {FIGURE_SCENARIO} per curve "
+                            "and ARQ limit", scenarios / FIGURE_SCENARIO, points, range(1, seeds + 1),
+                            metrics=("flows.0.goodput_bps", "flows.0.retransmission_pct"))
 
 
 def _link(summary: Mapping[str, Any], name: str) -> Mapping[str, Any]:
@@ -448,10 +440,14 @@ def figure_point(curve: str, limit: int, summaries: Sequence[Mapping[str, Any]])
     return point
 
 
-def figure_points(
-    specs: Mapping[tuple[str, int], Sequence[RunSpec]], runs: Mapping[RunSpec, Mapping[str, Any]]
-) -> dict[tuple[str, int], dict[str, Any]]:
-    return {(curve, x): figure_point(curve, x, [runs[s] for s in group]) for (curve, x), group in specs.items()}
+def figure_points(exp: Experiment, records: Mapping[tuple[int, int], Mapping[str, Any]]
+                  ) -> dict[tuple[str, int], dict[str, Any]]:
+    reps = range(exp.repetitions.count)
+    points = {}
+    for c in exp.configs:
+        curve, limit = dict(c.params)["curve"], dict(c.params)["arq_limit"]
+        points[(curve, limit)] = figure_point(curve, limit, [records[c.index, r]["summary"] for r in reps])
+    return points
 
 
 # ---------------------------------------------------------------------------------------------
@@ -463,26 +459,28 @@ def figure_points(
 class Reproduction:
     """Everything a reproduction computed; ``to_json`` is what ``--json`` prints."""
 
-    only: str | None
+    parts: tuple[str, ...]
     seeds: int
     arq_limits: tuple[int, ...]
     extra_overrides: tuple[str, ...]
     table2: list[dict[str, float]] | None
-    table2_specs: list[RunSpec]
+    table2_runs: list[Run]
     points: dict[tuple[str, int], dict[str, Any]]
     figures: tuple[str, ...]
     claims: list[dict[str, str]]
-    runs: dict[RunSpec, dict[str, Any]]
+    runs: list[Run]
+    stores: dict[str, Path]  # each part's result store
 
     def figure_rows(self, figure: str) -> list[dict[str, Any]]:
         f = FIGURES[figure]
         return [{"figure": figure, **self.points[(c, x)]} for c in f.curves for x in self.arq_limits]
 
-    def to_json(self) -> Any:
-        if self.only == "table2":
+    def to_json(self, only: str | None = None) -> Any:
+        """Everything computed, or the part ``only`` alone."""
+        if only == "table2":
             return [{k: row[k] for k in TABLE2_KEYS} for row in self.table2 or []]
-        if self.only in FIGURES:
-            return self.figure_rows(self.only)
+        if only in FIGURES:
+            return self.figure_rows(only)
         return {
             "table2": [{k: row[k] for k in TABLE2_KEYS} for row in self.table2 or []],
             **{f: self.figure_rows(f) for f in self.figures},
@@ -504,40 +502,44 @@ class Reproduction:
 def reproduce(
     *,
     seeds: int = SEEDS,
-    only: str | None = None,
+    parts: Sequence[str] = PARTS,
     jobs: int | None = None,
     progress: bool = False,
     arq_limits: Sequence[int] = ARQ_LIMITS,
     extra_overrides: Sequence[str] = (),
     scenarios: Path | None = None,
+    out: Path | None = None,
 ) -> Reproduction:
-    """Runs the study's grid (or the part ``only``) and computes Table II, the figures' points
-    and the claims. Writes nothing; see :func:`airlink.studies.report.write_report`."""
-    if only is not None and only not in PARTS:
-        raise ValueError(f"unknown part {only!r}: expected one of {', '.join(PARTS)}")
+    """Runs the study's grid (or its ``parts``) through the sweep machinery and computes Table II,
+    the figures' points and the claims. The runs go to result stores under ``out/store`` (default:
+    a temporary folder), where a later reproduction into the same ``out`` finds them."""
+    if unknown := [p for p in parts if p not in PARTS]:
+        raise ValueError(f"unknown part {unknown[0]!r}: expected one of {', '.join(PARTS)}")
     if seeds < 1:
         raise ValueError("expected at least one seed")
+    if out is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            return reproduce(seeds=seeds, parts=parts, jobs=jobs, progress=progress, arq_limits=arq_limits,
+                             extra_overrides=extra_overrides, scenarios=scenarios, out=Path(tmp))
     scenarios = scenarios or scenario_dir()
     limits = tuple(sorted(set(arq_limits)))
     extra = tuple(extra_overrides)
-    figures = figure_parts(only)
+    figures = tuple(f for f in FIGURES if f in parts)
     curves = list(dict.fromkeys(c for f in figures for c in FIGURES[f].curves))
-    t2_specs = table2_specs(scenarios, extra) if only in (None, "table2") else []
-    fig_specs = figure_specs(scenarios, curves, limits, seeds, extra)
-    all_specs = [*t2_specs, *(s for group in fig_specs.values() for s in group)]
-    texts = read_scenarios(all_specs)
-    resolved = resolve_all(all_specs, texts)
-    runs = run_many(all_specs, texts=texts, jobs=jobs, progress=progress, description="wipemu")
-    points = figure_points(fig_specs, runs)
-    return Reproduction(
-        only=only,
-        seeds=seeds,
-        arq_limits=limits,
-        extra_overrides=extra,
-        table2=table2(runs, t2_specs, resolved) if t2_specs else None,
-        table2_specs=t2_specs,
-        points=points,
-        figures=figures,
-        claims=check_claims(points, limits) if figures else [],
-        runs=runs,
-    )
+    rep = Reproduction(parts=tuple(p for p in PARTS if p in parts), seeds=seeds, arq_limits=limits,
+                       extra_overrides=extra, table2=None, table2_runs=[], points={}, figures=figures, claims=[],
+                       runs=[], stores={})
+    if "table2" in parts:
+        exp = table2_experiment(scenarios, extra)
+        rep.stores["table2"] = store_of(out, "table2")
+        rep.table2_runs = runs_of(exp, run_part(exp, rep.stores["table2"], jobs=jobs, progress=progress))
+        rep.table2 = table2(rep.table2_runs, exp)
+        rep.runs += rep.table2_runs
+    if figures:
+        exp = figures_experiment(scenarios, curves, limits, seeds, extra)
+        rep.stores["figures"] = store_of(out, "figures")
+        records = run_part(exp, rep.stores["figures"], jobs=jobs, progress=progress)
+        rep.runs += runs_of(exp, records)
+        rep.points = figure_points(exp, records)
+        rep.claims = check_claims(rep.points, limits)
+    return rep

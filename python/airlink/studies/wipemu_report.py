@@ -1,5 +1,6 @@
-"""The WIPEMU report folder: CSV and PNG per figure, Table II, every run, the claims checked,
-and ``index.html`` + ``README.md`` that show them. Written atomically (temp folder + rename)."""
+"""The WIPEMU report: CSV and PNG per figure, Table II, every run, the claims checked, and
+``index.html`` + ``README.md`` that show them (placed beside the runs' store by
+``airlink.studies.reproduction.write_report``)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ from typing import Any
 
 import pandas as pd
 
-from airlink.atomic import atomic_folder
 from airlink.plots import Series, errorbar_png
+from airlink.report import page
 from airlink.studies import wipemu as study
-from airlink.sweep import RunSpec
+from airlink.studies.reproduction import Run, store_lines
 from airlink.tables import html_table, markdown_table
 from airlink.version import version
 
@@ -35,10 +36,11 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
     return row
 
 
-def runs_frame(runs: Mapping[RunSpec, Mapping[str, Any]]) -> pd.DataFrame:
+def runs_frame(runs: Sequence[Run]) -> pd.DataFrame:
     rows = [
-        {"scenario_file": spec.scenario, "overrides": "; ".join(spec.overrides), "run_seed": spec.seed, **flatten_summary(s)}
-        for spec, s in runs.items()
+        {"scenario_file": run.scenario, "overrides": "; ".join(run.overrides), "run_seed": run.seed,
+         "run_key": run.key, **flatten_summary(run.summary)}
+        for run in runs
     ]
     return pd.DataFrame(rows)
 
@@ -108,6 +110,7 @@ def _setup_lines(rep: study.Reproduction) -> list[str]:
             "(`goodput_bps`), error bars = 95 % Student-t confidence intervals of the mean."
         )
     lines.append(f"{len(rep.runs)} distinct runs (runs shared by several figures ran once).")
+    lines += store_lines(rep.stores)
     if rep.claims:
         counts = {status: sum(c["status"] == status for c in rep.claims) for status in ("PASS", "FAIL", "not checked")}
         lines.append("Claims of the study: " + ", ".join(f"{n} {status}" for status, n in counts.items() if n) + " (table at the end).")
@@ -163,35 +166,23 @@ def render_html(rep: study.Reproduction) -> str:
         header, cells = _claim_cells(rep.claims)
         body += ["<h2>The study's claims, checked on these data</h2>", html_table(header, cells)]
     body.append('<p>All runs: <a href="runs.csv">runs.csv</a>; machine-readable: <a href="report.json">report.json</a>.</p>')
-    style = (
-        "body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em;line-height:1.4}"
-        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;vertical-align:top}"
-        "table.num td{text-align:right}td.pass{color:#060;font-weight:bold}td.fail{color:#a00;font-weight:bold}"
-        "img{max-width:100%}"
-    )
-    return (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        f"<title>airlink: WIPEMU reproduction</title>\n<style>{style}</style>\n</head>\n<body>\n"
-        + "\n".join(body)
-        + "\n</body>\n</html>\n"
-    )
+    return page("airlink: WIPEMU reproduction", body)
 
 
 def write_report(rep: study.Reproduction, out: Path) -> None:
-    """Writes the report folder ``out``, replacing an older one only once the new one is whole."""
-    with atomic_folder(out, replace=True) as tmp:
-        if rep.table2 is not None:
-            rows = [
-                dict(r, modulation=study.MODULATIONS[int(r["k"]) - 1], overrides="; ".join(spec.overrides))
-                for r, spec in zip(rep.table2, rep.table2_specs)
-            ]
-            _write_csv(tmp / "table2.csv", rows)
-        for figure in rep.figures:
-            _write_csv(tmp / f"{figure}.csv", rep.figure_rows(figure))
-            _plot(rep, figure, tmp / f"{figure}.png")
-        if rep.claims:
-            _write_csv(tmp / "claims.csv", rep.claims)
-        runs_frame(rep.runs).to_csv(tmp / "runs.csv", index=False)
-        (tmp / "report.json").write_text(json.dumps(rep.to_json(), indent=2) + "\n", encoding="utf-8")
-        (tmp / "README.md").write_text(render_markdown(rep), encoding="utf-8")
-        (tmp / "index.html").write_text(render_html(rep), encoding="utf-8")
+    """Writes the report's files into the folder ``out``."""
+    if rep.table2 is not None:
+        rows = [
+            dict(r, modulation=study.MODULATIONS[int(r["k"]) - 1], overrides="; ".join(run.overrides))
+            for r, run in zip(rep.table2, rep.table2_runs)
+        ]
+        _write_csv(out / "table2.csv", rows)
+    for figure in rep.figures:
+        _write_csv(out / f"{figure}.csv", rep.figure_rows(figure))
+        _plot(rep, figure, out / f"{figure}.png")
+    if rep.claims:
+        _write_csv(out / "claims.csv", rep.claims)
+    runs_frame(rep.runs).to_csv(out / "runs.csv", index=False)
+    (out / "report.json").write_text(json.dumps(rep.to_json(), indent=2) + "\n", encoding="utf-8")
+    (out / "README.md").write_text(render_markdown(rep), encoding="utf-8")
+    (out / "index.html").write_text(render_html(rep), encoding="utf-8")

@@ -1,0 +1,184 @@
+"""What every reproduction shares: its runs go through the sweep machinery into a result store
+inside the report folder, and its report files are written beside that store.
+
+A report folder ``OUT`` holds::
+
+    store/PART/          a sweep store per part of the study (see ``airlink.store``): a re-run
+                         into the same OUT finds its finished runs by their keys and runs only
+                         what is missing; ``airlink report OUT/store/PART`` draws the generic report
+    reproduction.json    which study, airlink version, parts and settings (seeds, --set, ...) the
+                         report shows, and the files it wrote
+    index.html, ...      the study's report
+
+``--only X`` into a folder holding other parts merges: when the settings are the same, every part
+already there is computed again from its stored runs (nothing runs again) together with X, so
+the report stays one consistent whole. With other settings the parts would not belong together,
+so that is refused unless ``--force`` (which replaces the report and keeps the reusable runs).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from airlink import _core
+from airlink.atomic import FolderExistsError, _pid_alive, folder_lock
+from airlink.experiment import Experiment
+from airlink.experiment_run import run_experiment
+from airlink.store import Store, write_atomic
+from airlink.version import version
+
+MARKER = "reproduction.json"
+STORE = "store"
+
+
+class ReproductionError(FolderExistsError):
+    """A report folder cannot take this reproduction (the CLI refuses it with exit code 1)."""
+
+
+def read_marker(out: Path) -> dict[str, Any] | None:
+    try:
+        marker = json.loads((out / MARKER).read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return None
+    return marker if isinstance(marker, dict) and "study" in marker else None
+
+
+def plan(out: Path, study: str, all_parts: Sequence[str], parts: Sequence[str], settings: Mapping[str, Any],
+         force: bool) -> tuple[str, ...]:
+    """The parts to compute into ``out`` when ``parts`` are asked for: those, and the parts already
+    there with the same settings (a merge). Refuses, unless ``force``, whatever would drop or mix
+    parts of an existing report; with ``force`` a folder that cannot be merged is emptied."""
+    order = {p: i for i, p in enumerate(all_parts)}
+    asked = tuple(sorted(set(parts), key=order.__getitem__))
+    if not out.exists() or not any(p for p in out.iterdir() if not p.name.startswith(".report.partial-")):
+        return asked
+    old = read_marker(out)
+    problem = None
+    if old is None:
+        # A report of an older airlink (report.json, no store) is replaced by a whole reproduction
+        # as it always was; anything else is not ours to delete.
+        if (out / "report.json").exists() and set(asked) == set(all_parts):
+            shutil.rmtree(out)
+            return asked
+        problem = f"{out} is not a reproduction report of this airlink (no {MARKER}), so it cannot be merged into"
+    elif old["study"] != study:
+        problem = f"{out} holds a reproduction of {old['study']}, not {study}"
+    elif (old.get("airlink"), old.get("core")) != (version(), core_build()):
+        if set(old.get("parts", [])) <= set(asked):
+            shutil.rmtree(out)  # its runs may differ from this build's, and every part is redone
+            return asked
+        problem = (f"{out} was written by another build of airlink ({old.get('airlink')}); its runs are not "
+                   "reused, so the report's other parts cannot be kept")
+    else:
+        had = [p for p in old.get("parts", []) if p in order]
+        if old.get("settings") == dict(settings):
+            return tuple(sorted({*had, *asked}, key=order.__getitem__))
+        if set(had) <= set(asked):
+            return asked  # nothing of the old report is lost
+        problem = (f"{out} holds {', '.join(had)} with other settings ({_settings_text(old.get('settings', {}))}) "
+                   f"than these ({_settings_text(settings)}); a report of both would mix them")
+    if not force:
+        raise ReproductionError(f"{problem}: choose another --out, or --force to replace it")
+    shutil.rmtree(out)
+    return asked
+
+
+@functools.cache
+def core_build() -> str:
+    """A hash of the simulation core's binary: a report's stored runs are reused only by the build
+    that made them (the version number alone does not change with every change of the models)."""
+    return hashlib.sha256(Path(_core.__file__).read_bytes()).hexdigest()[:16]
+
+
+def _settings_text(settings: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in settings.items() if v not in (None, [], ())) or "none"
+
+
+@contextmanager
+def report_folder(out: Path) -> Iterator[Path]:
+    """Holds the right to write ``out`` for a whole reproduction (a second one fails at once)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with folder_lock(out):
+        yield out
+
+
+def store_of(out: Path, part: str) -> Path:
+    return out / STORE / part
+
+
+@dataclass(frozen=True)
+class Run:
+    """One finished run of a reproduction, as its report lists it."""
+
+    scenario: str
+    overrides: tuple[str, ...]
+    seed: int
+    key: str
+    summary: dict[str, Any]
+
+
+def runs_of(exp: Experiment, records: Mapping[tuple[int, int], Mapping[str, Any]]) -> list[Run]:
+    """The runs of ``exp`` in grid order (configuration, then repetition)."""
+    return [Run(str(exp.scenario_path), c.overrides, exp.run_seed(r), exp.run_key(c, r), records[c.index, r]["summary"])
+            for c in exp.configs for r in range(exp.repetitions.count)]
+
+
+def run_part(exp: Experiment, store: Path, *, jobs: int | None, progress: bool) -> dict[tuple[int, int], dict[str, Any]]:
+    """Runs (or finds in ``store``) every run of ``exp``; returns each run's record by
+    (configuration, repetition). A run that failed twice fails the reproduction."""
+    run_experiment(exp, store, jobs=jobs, progress=progress)
+    done = Store(store)
+    records = {}
+    for c in exp.configs:
+        for r in range(exp.repetitions.count):
+            record = done.get(exp.run_key(c, r))
+            if record is None or record["status"] != "ok":
+                raise RuntimeError(f"{exp.path}: the run with {'; '.join(c.overrides) or 'no overrides'} and seed "
+                                   f"{exp.run_seed(r)} failed: {record and record['error']}")
+            records[c.index, r] = record
+    return records
+
+
+def write_report(out: Path, write: Callable[[Path], None], marker: Mapping[str, Any]) -> None:
+    """Writes the report files into a temporary folder with ``write``, then moves each into
+    ``out`` (each file appears whole); files of the previous report that this one no longer has
+    are removed, and ``reproduction.json`` comes last."""
+    for stale in out.glob(".report.partial-*"):  # of a killed reproduction
+        pid = stale.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not _pid_alive(int(pid)):
+            shutil.rmtree(stale, ignore_errors=True)
+    tmp = out / f".report.partial-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        write(tmp)
+        names = sorted(p.name for p in tmp.iterdir())
+        if STORE in names or MARKER in names:
+            raise ValueError(f"a report may not write {STORE} or {MARKER}")
+        for name in names:
+            os.replace(tmp / name, out / name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    old = read_marker(out) or {}
+    for name in set(old.get("files", [])) - set(names):
+        (out / name).unlink(missing_ok=True)
+    body = {**marker, "airlink": version(), "core": core_build(), "files": names}
+    write_atomic(out / MARKER, (json.dumps(body, indent=1) + "\n").encode())
+
+
+def store_lines(stores: Mapping[str, Path]) -> list[str]:
+    """What a report says about where its runs are kept."""
+    if not stores:
+        return []
+    names = ", ".join(f"{STORE}/{part}" for part in stores)
+    return [f"Runs are kept in the result store(s) {names} of this folder: a reproduction into it again reuses "
+            f"them, and `airlink report {STORE}/PART` draws a part's generic sweep report (means, CDFs, min/max)."]
