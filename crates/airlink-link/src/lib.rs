@@ -16,10 +16,12 @@
 //!
 //! [`RngStream`]: airlink_engine::RngStream
 
+mod granular;
 mod ofdm4g;
 mod pipe;
 mod trace;
 
+pub use granular::Granular;
 pub use ofdm4g::{Ofdm4gDownlink, Ofdm4gModulation, Ofdm4gParams, SlotAllocation};
 pub use pipe::{Pipe, PipeParams, QueueLimit};
 pub use trace::{Trace, TraceError, TraceLink, TraceParams, OPPORTUNITY_BYTES};
