@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from airlink.studies import afc, wipemu
+from airlink.studies import afc, seawind, wipemu
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,12 @@ def _write_wipemu_report(rep: Any, out: Path) -> None:
     wipemu_report.write_report(rep, out)
 
 
+def _write_seawind_report(rep: Any, out: Path) -> None:
+    from airlink.studies import seawind_report  # matplotlib loads only when a report is written
+
+    seawind_report.write_report(rep, out)
+
+
 STUDIES: dict[str, Study] = {
     "wipemu": Study(
         name=wipemu.NAME,
@@ -52,6 +58,15 @@ STUDIES: dict[str, Study] = {
         write_report=afc.write_report,
         index="README.md",
         text=afc.text,
+    ),
+    "seawind": Study(
+        name=seawind.NAME,
+        title=seawind.TITLE,
+        parts=seawind.PARTS,
+        default_seeds=seawind.SEEDS,
+        reproduce=seawind.reproduce,
+        write_report=_write_seawind_report,
+        text=seawind.text,
     ),
 }
 
