@@ -107,6 +107,15 @@ def unit_overrides(unit: int | None) -> list[str]:
     return [f"downlink.pipe.unit={unit} B"] if unit else []
 
 
+def unit_delay_s(size_bytes: int, rate_bps: float) -> float:
+    """The delay that emulates one unit of ``size_bytes`` on a line of ``rate_bps`` (spec F).
+
+    >>> unit_delay_s(1500, 9_600), round(unit_delay_s(100, 9_600) * 1e3, 2)
+    (1.25, 83.33)
+    """
+    return 8 * size_bytes / rate_bps
+
+
 def select_1999_s(x_s: float, jiffy_s: float = JIFFY_1999_S) -> float:
     """The 1999 select() sleep of ``x_s`` seconds (``kernel_1999_sleep`` in seconds, for figures).
 
@@ -168,7 +177,8 @@ class Reproduction:
     def fig2_rows(self) -> list[dict[str, float]]:
         """Delay per unit (ms) of the study's three units at line rates from 9.6 kbit/s to 2 Mbit/s."""
         rates = [9_600 * (2_000_000 / 9_600) ** (i / 40) for i in range(41)]
-        return [{"rate_bps": r, **{f"{g}_{STUDY_UNITS[g]}B_ms": 8e3 * STUDY_UNITS[g] / r for g in GRANULARITIES}} for r in rates]
+        return [{"rate_bps": r, **{f"{g}_{STUDY_UNITS[g]}B_ms": 1e3 * unit_delay_s(STUDY_UNITS[g], r) for g in GRANULARITIES}}
+                for r in rates]
 
     def fig3_rows(self, first: int = 100) -> list[dict[str, Any]]:
         rows = []
@@ -201,7 +211,7 @@ def measure_table1(measured_requests: int = REQUESTS, seed: int = 1, methods: Se
 
 def fig1_model(rate_bps: float, packet_bytes: int = 100) -> dict[str, float]:
     """The 1999 select() emulator's achieved rate: one sleep of 8·size/rate per packet."""
-    t = 8 * packet_bytes / rate_bps
+    t = unit_delay_s(packet_bytes, rate_bps)
     return {"model_select_1999_bps": 8 * packet_bytes / select_1999_s(t)}
 
 
@@ -301,7 +311,7 @@ def _claims(rep: Reproduction) -> list[dict[str, str]]:
     # [S0] §3.2: RLC impossible, LLC meaningful up to about 20 kbit/s, with standard sleeps: the
     # share of the rate a per-unit select() keeps, for an RLC block at two CS-1 timeslots and an
     # LLC frame at 20 kbit/s.
-    keeps = lambda size, rate: 8 * size / rate / select_1999_s(8 * size / rate)  # noqa: E731
+    keeps = lambda size, rate: unit_delay_s(size, rate) / select_1999_s(unit_delay_s(size, rate))  # noqa: E731
     rlc, llc = keeps(STUDY_UNITS["rlc"], 18_100), keeps(STUDY_UNITS["llc"], 20_000)
     claim("granularity-1999", rlc < 0.5 and llc >= 0.85,
           "with standard sleeps RLC granularity is out of the question and LLC is meaningful up to about 20 kbit/s",
@@ -327,7 +337,7 @@ def _claims(rep: Reproduction) -> list[dict[str, str]]:
 def reproduce(*, seeds: int = SEEDS, only: str | None = None, progress: bool = False, jobs: int | None = None,
               extra_overrides: Sequence[str] = (), quick: bool = False, emulation: bool | None = None) -> Reproduction:
     """Runs the study's parts (``only`` one). ``quick``: 60 requests of the series, three
-    methods, two Fig. 1 rates, 20 kB transfers (a check, not figures to quote). ``emulation``
+    methods, two Fig. 1 rates, 20 kB transfers, the datapath at 160 kbit/s (CS-4 x 8) (a check, not figures to quote). ``emulation``
     None: emulate when this machine can (``airlink doctor``); ``jobs`` is accepted for the CLI."""
     from tqdm import tqdm
 
@@ -355,7 +365,7 @@ def reproduce(*, seeds: int = SEEDS, only: str | None = None, progress: bool = F
             rep.fig1 = [r | fig1_model(r["requested_bps"]) for r in emubench.line_rate(folder, rates, 1.0 if quick else 4.0)]
         if can_emulate and "granularity" in parts:
             rep.granularity += _granularity_emu(folder, 1, overrides)
-            rep.datapath = _datapath(folder, (48_000,) if quick else (48_000, 1_000_000, 10_000_000), 1.0 if quick else 4.0)
+            rep.datapath = _datapath(folder, (160_000,) if quick else (48_000, 1_000_000, 10_000_000), 1.0 if quick else 4.0)
     if not can_emulate and {"fig1", "granularity"} & set(parts):
         rep.skipped.append(f"emulation ({', '.join(missing)}): Fig. 1 and the emulated granularity runs")
     bar.close()
@@ -384,11 +394,12 @@ def table1_cells(rep: Reproduction) -> tuple[list[str], list[list[str]]]:
 def text(rep: Reproduction) -> str:
     from airlink.tables import markdown_table
 
-    measured = rep.measured[0]["requests"] if rep.measured else 0
-    lines = [f"Table 1 (ms, ms²; {len(rep.requests)} requests of whole ms on 0..99, the same series for every method, "
-             f"measured over the first {measured})"]
-    header, cells = table1_cells(rep)
-    lines.append(markdown_table(header, cells))
+    lines = []
+    if rep.requests:
+        measured = rep.measured[0]["requests"] if rep.measured else 0
+        lines.append(f"Table 1 (ms, ms²; {len(rep.requests)} requests of whole ms on 0..99, the same series for every "
+                     f"method, measured over the first {measured})")
+        lines.append(markdown_table(*table1_cells(rep)))
     if rep.fig1:
         lines.append("Fig. 1: requested -> achieved (datapath, pcap) | 1999 select() model")
         lines += [f"  {r['requested_bps']:>12,.0f} bit/s -> {r['delivered_bps']:>14,.0f} ({100 * r['delivered_ratio']:.3f} %) | "
