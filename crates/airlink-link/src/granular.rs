@@ -25,7 +25,6 @@ pub struct Granular<P> {
     rng: RngStream,
     /// Packets not yet wholly sent, with their bytes still to send.
     queue: VecDeque<(P, u32)>,
-    queue_bytes: u64,
     /// Packets whose last byte is in the unit on the air.
     finishing: Vec<P>,
     finishing_bytes: u64,
@@ -52,7 +51,6 @@ impl<P: Packet> Granular<P> {
             unit_bytes,
             rng,
             queue: VecDeque::new(),
-            queue_bytes: 0,
             finishing: Vec::new(),
             finishing_bytes: 0,
             unit_end: None,
@@ -99,7 +97,6 @@ impl<P: Packet> Granular<P> {
             let take = self.room.min(*left);
             *left -= take;
             self.room -= take;
-            self.queue_bytes -= take as u64;
             if *left == 0 {
                 let (pkt, _) = self.queue.pop_front().expect("front exists");
                 self.finishing_bytes += pkt.wire_len() as u64;
@@ -152,7 +149,6 @@ impl<P: Packet> Link<P> for Granular<P> {
             self.stats.packets_corrupted += 1;
         }
         self.queue.push_back((pkt, len));
-        self.queue_bytes += len as u64;
         match self.unit_end {
             None => self.start_unit(now),
             // Bytes arriving at the instant a unit begins still make it (same-instant arrivals

@@ -336,9 +336,11 @@ def _claims(rep: Reproduction) -> list[dict[str, str]]:
 
 def reproduce(*, seeds: int = SEEDS, only: str | None = None, progress: bool = False, jobs: int | None = None,
               extra_overrides: Sequence[str] = (), quick: bool = False, emulation: bool | None = None) -> Reproduction:
-    """Runs the study's parts (``only`` one). ``quick``: 60 requests of the series, three
-    methods, two Fig. 1 rates, 20 kB transfers, the datapath at 160 kbit/s (CS-4 x 8) (a check, not figures to quote). ``emulation``
-    None: emulate when this machine can (``airlink doctor``); ``jobs`` is accepted for the CLI."""
+    """Runs the study's parts (``only`` one). The simulated links are lossless, so every seed
+    gives the same runs: ``seeds`` and ``jobs`` are accepted for the CLI. ``quick``: 60 requests
+    of the series, three methods, two Fig. 1 rates, 20 kB transfers, the datapath at 160 kbit/s
+    (CS-4 x 8): a check, not figures to quote. ``emulation`` None: emulate when this machine
+    can (``airlink doctor``)."""
     from tqdm import tqdm
 
     parts = (only,) if only else PARTS
