@@ -92,7 +92,8 @@ def _sections(rep: study.Reproduction) -> list[tuple[str, str, tuple[list[str], 
                     f"every method; measured over its first {rep.measured[0]['requests'] if rep.measured else 0}). Model: the 1999 kernel's select() sleeps j·⌈x/j⌉ + j (j = 10 ms at HZ = 100, "
                     "0.977 ms at HZ = 1024), exact for RTC and busy waiting, slack on the HZ = 100 timer. Measured: "
                     "today's nearest method on this machine (SCHED_FIFO when permitted; the machine is shared, so "
-                    "the tails are rough).", study.table1_cells(rep), ["table1.csv"]))
+                    "the tails are rough). Busy waiting under SCHED_FIFO is descheduled by the kernel's real-time "
+                    "throttling for about 50 ms a second (notes/timing.md), which its tail and drift show.", study.table1_cells(rep), ["table1.csv"]))
     if rep.fig1:
         out.append(("Fig. 1: requested vs achieved line rate",
                     "UDP with 100-byte IP packets offered at 1.2x a pipe's rate through the emulator; achieved = "
@@ -155,7 +156,8 @@ def render_markdown(rep: study.Reproduction) -> str:
         out += ["", f"## {title}", ""] + ([text, ""] if text else [])
         if table:
             out += [markdown_table(*table), ""]
-        out += [f"![{title}]({f})" if f.endswith(".png") else f"Data: [{f}]({f})" for f in files]
+        for f in files:
+            out += [f"![{title}]({f})" if f.endswith(".png") else f"Data: [{f}]({f})", ""]
     out += ["", "Machine-readable: [report.json](report.json).", ""]
     return "\n".join(out)
 
