@@ -298,6 +298,13 @@ impl OfdmChannel {
         })
     }
 
+    /// Sets the mean SNR γ̄ (dB) from now on (a timed change); the fading and shadowing
+    /// processes go on unchanged.
+    pub fn set_mean_snr_db(&mut self, db: f64) {
+        self.mean_snr_lin = 10f64.powf(db / 10.0);
+        self.cached_bin = None;
+    }
+
     /// (true, predicted) SNR, linear per symbol, of bin `n` on sub-band `m`.
     ///
     /// # Panics

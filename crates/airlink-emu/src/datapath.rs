@@ -31,7 +31,7 @@ use crate::writer::{Record, Side};
 use airlink_engine::{Duration, Instant};
 use airlink_link::LinkEvent;
 use airlink_net::build::BuiltLink;
-use airlink_net::{order, FlowPath, NetChange, TimedChange};
+use airlink_net::{order, FlowPath, LinkId, NetChange, Outages, TimedChange};
 use airlink_link::Packet;
 
 /// The `flow` of an event that concerns no flow (a link's change) in `events.parquet`.
@@ -218,11 +218,7 @@ struct Datapath {
     /// The scenario's timed changes, and the index of the next one due.
     changes: Vec<TimedChange>,
     next_change: usize,
-    /// Per link: down (keep its packets?), and what is kept while it is down: packets that
-    /// arrived at it, and packets on their way from it.
-    down: Vec<Option<bool>>,
-    held_in: Vec<Vec<EmuPacket>>,
-    held_out: Vec<Vec<EmuPacket>>,
+    outages: Outages<EmuPacket, EmuPacket>,
     pending: Vec<VecDeque<(Instant, EmuPacket)>>,
     client: OwnedFd,
     server: OwnedFd,
@@ -369,8 +365,9 @@ impl Datapath {
     /// or out to its TUN device. An outage of `i` catches it on the way; one of the next link,
     /// on arrival.
     fn leave(&mut self, i: usize, due: Instant, pkt: EmuPacket) {
-        if let Some(keep) = self.down[i] {
-            return self.outage(i, keep, false, due, pkt);
+        if self.outages.is_down(i as LinkId) {
+            let lost = self.outages.catch_leaving(i as LinkId, pkt);
+            return self.lost_to_outage(i, due, lost);
         }
         self.forward(due, pkt);
     }
@@ -397,21 +394,17 @@ impl Datapath {
 
     /// A packet arrives at link `i` at `at`.
     fn arrive(&mut self, i: usize, at: Instant, pkt: EmuPacket) {
-        if let Some(keep) = self.down[i] {
-            return self.outage(i, keep, true, at, pkt);
+        if self.outages.is_down(i as LinkId) {
+            let lost = self.outages.catch_arriving(i as LinkId, pkt);
+            return self.lost_to_outage(i, at, lost);
         }
         self.links[i].link.enqueue(at, pkt);
         self.drain_link(i);
     }
 
-    /// Keeps a packet that link `i`'s outage caught until the link is up, or drops it.
-    fn outage(&mut self, i: usize, keep: bool, arriving: bool, at: Instant, pkt: EmuPacket) {
-        if keep {
-            let held = if arriving { &mut self.held_in[i] } else { &mut self.held_out[i] };
-            held.push(pkt);
-            return;
-        }
-        self.report.outage_drops[i] += 1;
+    /// Accounts for a packet link `i`'s outage lost (none: it keeps it).
+    fn lost_to_outage(&mut self, i: usize, at: Instant, pkt: Option<EmuPacket>) {
+        let Some(pkt) = pkt else { return };
         let len = pkt.data.len() as u32;
         self.left(pkt.up, len);
         self.send(Record::NetEvent { time_ns: at.as_nanos(), kind: "outage", link: self.links[i].name, flow: pkt.flow(), bytes: len });
@@ -433,15 +426,14 @@ impl Datapath {
                 self.links[l].link.change(t, &change).expect("a change the model accepts");
                 self.drain_link(l);
             }
-            NetChange::Down { link, keep } => self.down[link as usize] = Some(keep),
+            NetChange::Down { link, keep } => self.outages.take_down(link, keep),
             NetChange::Up { link } => {
-                let l = link as usize;
-                self.down[l] = None;
-                for pkt in std::mem::take(&mut self.held_out[l]) {
-                    self.leave(l, t, pkt);
+                let (leaving, arrived) = self.outages.bring_up(link);
+                for pkt in leaving {
+                    self.leave(link as usize, t, pkt);
                 }
-                for pkt in std::mem::take(&mut self.held_in[l]) {
-                    self.arrive(l, t, pkt);
+                for pkt in arrived {
+                    self.arrive(link as usize, t, pkt);
                 }
             }
             NetChange::Path { flow, down, up } => {
@@ -550,6 +542,7 @@ impl Datapath {
         r.cpu_s = (thread_cpu_ns() - cpu0) as f64 * 1e-9;
         r.downlink.finish();
         r.uplink.finish();
+        r.outage_drops = (0..self.links.len()).map(|l| self.outages.drops(l as LinkId)).collect();
         let total: u64 = self.late_hist.iter().sum();
         if total > 0 {
             let q = |p: f64| crate::timing::histogram_quantile(&self.late_hist, p) as f64; // 1 µs buckets
@@ -667,9 +660,7 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
             carries_up,
             changes: parts.changes,
             next_change: 0,
-            down: vec![None; n],
-            held_in: vec![Vec::new(); n],
-            held_out: vec![Vec::new(); n],
+            outages: Outages::new(n),
             client: parts.client,
             server: parts.server,
             origin: parts.origin_mono_ns,
@@ -688,7 +679,6 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
             last_delivery_due: 0,
         };
         dp.report.guard_us = guard as f64 / 1000.0;
-        dp.report.outage_drops = vec![0; n];
         dp.report.max_in_flight_bytes = dp.cfg.max_in_flight_bytes;
         let mut armed: Option<u64> = None;
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 8];

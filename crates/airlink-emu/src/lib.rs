@@ -385,7 +385,17 @@ impl Emulation {
         // Also after `stop`: the last rows are drained then.
         if !self.flow_ports.is_empty() {
             let flows = self.recorder.lock().unwrap_or_else(|p| p.into_inner()).drain();
-            tables.extend(flows.into_iter().filter(|(name, _)| matches!(*name, "flows" | "intervals" | "rtt")));
+            for (name, table) in flows {
+                match name {
+                    "flows" | "intervals" | "rtt" => tables.push((name, table)),
+                    // The flows' starts and stops join the datapath's events.
+                    "events" => match tables.iter_mut().find(|(n, _)| *n == "events") {
+                        Some((_, events)) => events.append(table),
+                        None => tables.push((name, table)),
+                    },
+                    _ => {}
+                }
+            }
         }
         tables
     }

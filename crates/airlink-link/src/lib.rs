@@ -117,6 +117,8 @@ pub struct LinkChange {
     pub queue_limit: Option<QueueLimit>,
     pub loss: Option<f64>,
     pub bit_error_rate: Option<f64>,
+    /// A radio channel's mean SNR, dB.
+    pub mean_snr_db: Option<f64>,
 }
 
 /// A link model; see the crate documentation for the call contract.

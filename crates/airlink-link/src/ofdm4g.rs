@@ -22,10 +22,10 @@
 //! | retransmitted frame | its bits are re-modulated for the slot they are resent in (split over slots when they no longer fit); `arq_remodulate = false` keeps the first modulation | "for every frame" the predicted SNR sets the modulation; retransmission format not stated |
 //! | frame error probability | over the frame's data symbols ⌈bits/k⌉ (equal to 108 except in a packet's last frame) | spec A.5 uses N = 108 |
 //! | ARQ feedback | a failed frame may be resent from `arq_delay` after its slot started (2 ms = 3 slots) | "retransmission delay 2 ms" |
-//! | adaptive switching levels | computed once for the configured mean SNR (shadowing moves the local mean) | spec A.6(b) |
+//! | adaptive switching levels | computed once for the configured mean SNR (shadowing and timed changes move the mean) | spec A.6(b) |
 
 use crate::pipe::QueueLimit;
-use crate::{DropReason, Link, LinkEvent, LinkSample, LinkStats, Packet, RadioSample};
+use crate::{DropReason, Link, LinkChange, LinkEvent, LinkSample, LinkStats, Packet, RadioSample};
 use airlink_channel::OfdmChannel;
 use airlink_engine::{Duration, Instant, RngStream};
 use airlink_phy::{frame_error_prob, symbol_error_prob, Modulation, ModulationTable, OddKModel};
@@ -298,6 +298,16 @@ impl<P: Packet> Ofdm4gDownlink<P> {
 }
 
 impl<P: Packet> Link<P> for Ofdm4gDownlink<P> {
+    /// Changes the channel's mean SNR; the adaptive switching levels stay those computed for
+    /// the configured one, as when shadowing moves the local mean.
+    fn change(&mut self, _now: Instant, c: &LinkChange) -> Result<(), String> {
+        let LinkChange { mean_snr_db: Some(db), rate_bps: None, delay: None, queue_limit: None, loss: None, bit_error_rate: None } = *c else {
+            return Err("an ofdm4g link can change only its mean SNR".into());
+        };
+        self.channel.set_mean_snr_db(db);
+        Ok(())
+    }
+
     fn enqueue(&mut self, now: Instant, pkt: P) {
         self.stats.packets_in += 1;
         let len = pkt.wire_len() as u64;

@@ -87,6 +87,9 @@ impl<P: Packet> Link<P> for Pipe<P> {
     /// Packets already in the pipe keep the schedule they were given at their arrival (as
     /// netem's); the new values apply to packets arriving from `now` on.
     fn change(&mut self, _now: Instant, c: &LinkChange) -> Result<(), String> {
+        if c.mean_snr_db.is_some() {
+            return Err("a pipe has no radio channel: it cannot change a mean SNR".into());
+        }
         let p = &mut self.params;
         p.rate_bps = c.rate_bps.or(p.rate_bps);
         p.delay = c.delay.unwrap_or(p.delay);

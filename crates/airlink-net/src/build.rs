@@ -670,7 +670,12 @@ pub fn scenario_flow(f: &sc::FlowConfig, i: usize) -> Result<Flow, BuildError> {
         sc::Protocol::Udp => "none",
     };
     let start = Instant::ZERO + f.start.0;
-    Ok(Flow::new(endpoints(f, i)?, start, f.bytes.map(|b| b.0), protocol_name(f.protocol), congestion))
+    let mut flow = Flow::new(endpoints(f, i)?, start, f.bytes.map(|b| b.0), protocol_name(f.protocol), congestion);
+    if let Some(stop) = f.stop {
+        flow.stop_at(Instant::ZERO + stop.0);
+    }
+    flow.name = f.name.clone();
+    Ok(flow)
 }
 
 /// The scenario's changes in the network's terms, in time order (stable: the file's order at
@@ -684,7 +689,7 @@ fn changes(s: &sc::Scenario, t: &sc::topology::Topology) -> Result<Vec<TimedChan
     };
     let mut out = Vec::with_capacity(s.change.len());
     for c in &s.change {
-        let change = match (&c.link, c.flow) {
+        let change = match (&c.link, &c.flow) {
             (Some(link), _) => {
                 let link = link_id(link)?;
                 match (&c.set, c.state) {
@@ -696,13 +701,17 @@ fn changes(s: &sc::Scenario, t: &sc::topology::Topology) -> Result<Vec<TimedChan
                             queue_limit: set.queue.map(queue_limit),
                             loss: set.loss.map(|p| p.0),
                             bit_error_rate: set.bit_error_rate.map(|p| p.0),
+                            mean_snr_db: set.mean_snr.map(|d| d.0),
                         },
                     },
                     (None, Some(sc::LinkState::Down)) => NetChange::Down { link, keep: c.packets == Some(sc::DownPackets::Kept) },
                     (None, _) => NetChange::Up { link },
                 }
             }
-            (None, Some(flow)) => NetChange::Path { flow: flow as u32, down: path(&c.path)?, up: path(&c.return_path)? },
+            (None, Some(flow)) => {
+                let flow = s.flow_index(flow).ok_or_else(|| BuildError(format!("no flow {flow:?}")))?;
+                NetChange::Path { flow: flow as u32, down: path(&c.path)?, up: path(&c.return_path)? }
+            }
             (None, None) => return Err(BuildError("a change names neither a link nor a flow".into())),
         };
         out.push(TimedChange { at: Instant::ZERO + c.at.0, change });

@@ -39,8 +39,15 @@ pub enum Side {
 
 /// One flow: its two endpoints and what its application has seen.
 pub struct Flow {
+    /// The scenario's name for it, if any.
+    pub name: Option<String>,
     pub(crate) ends: Ends,
     pub start: Instant,
+    /// When the source stops (the flow's `stop`), until it has. TCP's application stops
+    /// writing then; UDP and DCCP sources stop by themselves, and the instant is only logged.
+    stop: Option<Instant>,
+    /// Starts and stops not yet written to the event log.
+    unlogged: Vec<(Instant, &'static str)>,
     /// Bytes the application transfers; `None`: as many as it can until the stop time.
     pub bytes: Option<u64>,
     pub delivered: u64,
@@ -61,6 +68,9 @@ pub struct Flow {
 impl Flow {
     pub(crate) fn new(ends: Ends, start: Instant, bytes: Option<u64>, protocol: &'static str, congestion: &'static str) -> Flow {
         Flow {
+            name: None,
+            stop: None,
+            unlogged: Vec::new(),
             ends,
             start,
             bytes,
@@ -79,6 +89,7 @@ impl Flow {
 
     /// The client opens the connection (UDP has none: its source runs on its own schedule).
     pub fn start_at(&mut self, now: Instant) {
+        self.unlogged.push((now, "flow_start"));
         self.ends.start(now);
     }
 
@@ -88,11 +99,26 @@ impl Flow {
         bytes > 0 && self.deliver(now, bytes)
     }
 
+    /// The source stops at `at`; for TCP, the application stops writing (what it sent is
+    /// still delivered, then the connection closes). The server's timer carries it, so both
+    /// drivers apply it in the order of endpoint wake-ups.
+    pub fn stop_at(&mut self, at: Instant) {
+        self.stop = Some(at);
+    }
+
     pub fn poll_timeout(&self, side: Side) -> Option<Instant> {
-        self.ends.poll_timeout(side)
+        let stop = self.stop.filter(|_| side == Side::Server);
+        earliest(self.ends.poll_timeout(side), stop)
     }
 
     pub fn handle_timeout(&mut self, side: Side, now: Instant) {
+        if side == Side::Server && self.stop.is_some_and(|t| t <= now) {
+            self.stop = None;
+            self.unlogged.push((now, "flow_stop"));
+            if let Ends::Tcp { server, .. } = &mut self.ends {
+                server.stop(now);
+            }
+        }
         self.ends.handle_timeout(side, now)
     }
 
@@ -125,6 +151,11 @@ impl Flow {
     /// completed.
     pub fn react(&mut self, id: u32, side: Side, now: Instant, rec: &mut Recorder) -> bool {
         let mut completed = false;
+        for (at, kind) in self.unlogged.drain(..) {
+            if rec.enabled {
+                rec.events.push(at, kind, "", id, 0, 0);
+            }
+        }
         while let Some(ev) = self.ends.poll_event(side, now) {
             match ev {
                 AppEvent::Connected => {
@@ -186,6 +217,7 @@ impl Flow {
         };
         FlowSummary {
             id,
+            name: self.name.clone(),
             protocol: self.protocol,
             congestion: self.congestion,
             bytes_requested: self.bytes,

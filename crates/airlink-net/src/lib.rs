@@ -19,12 +19,14 @@
 pub mod build;
 pub mod flow;
 pub mod metrics;
+pub mod outage;
 pub mod summary;
 
 use airlink_engine::Instant;
 use airlink_link::LinkChange;
 pub use build::{BuildError, BuiltLink};
 pub use flow::{Flow, Pdu, Side};
+pub use outage::Outages;
 pub use summary::{FlowSummary, IperfSummary, LinkSummary, Summary};
 
 /// Index of a link in a [`Network`].

@@ -20,6 +20,24 @@ pub struct Table {
 }
 
 impl Table {
+    /// Appends the rows of a table with the same columns.
+    ///
+    /// # Panics
+    /// If the columns differ in name or type.
+    pub fn append(&mut self, other: Table) {
+        assert_eq!(self.columns.len(), other.columns.len(), "tables with different columns");
+        for ((name, a), (other_name, b)) in self.columns.iter_mut().zip(other.columns) {
+            assert_eq!(*name, other_name, "tables with different columns");
+            match (a, b) {
+                (Column::U64(a), Column::U64(b)) => a.extend(b),
+                (Column::I64(a), Column::I64(b)) => a.extend(b),
+                (Column::F64(a), Column::F64(b)) => a.extend(b),
+                (Column::Str(a), Column::Str(b)) => a.extend(b),
+                _ => panic!("column {name} has different types"),
+            }
+        }
+    }
+
     pub fn rows(&self) -> usize {
         match self.columns.first() {
             None => 0,

@@ -21,6 +21,9 @@ pub struct Summary {
 #[derive(Clone, Debug, Serialize)]
 pub struct FlowSummary {
     pub id: u32,
+    /// The scenario's name for the flow, if it gave one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     pub protocol: &'static str,
     pub congestion: &'static str,
     /// Bytes the application set out to transfer (`None`: until the stop time).

@@ -27,6 +27,8 @@ const MIN_INTERVAL: Duration = Duration::from_millis(1);
 const MAX_DELAY: Duration = Duration::from_secs(3600);
 /// The fastest link or source: 10 Gbit/s.
 const MAX_RATE: u64 = 10_000_000_000;
+/// A radio channel's mean SNR, dB: beyond these the error probabilities are 0 or 1 anyway.
+const MEAN_SNR_DB: std::ops::RangeInclusive<f64> = -50.0..=100.0;
 /// Datagrams per second a media source may send.
 const MAX_PACKET_RATE: f64 = 1e6;
 /// The most packets a queue, a link's delay line or a TCP window may hold (each simulated
@@ -313,6 +315,13 @@ impl Scenario {
             }
         }
         for (i, f) in self.flow.iter().enumerate() {
+            if let Some(name) = &f.name {
+                let at = vec!["flow".to_string(), i.to_string(), "name".to_string()];
+                check_name(name).map_err(|m| (at.clone(), m))?;
+                if let Some(j) = self.flow[..i].iter().position(|g| g.name.as_ref() == Some(name)) {
+                    return Err((at, format!("flow {j} is named \"{name}\" already: expected a name of its own")));
+                }
+            }
             if let Some(port) = f.port {
                 let at = vec!["flow".to_string(), i.to_string(), "port".to_string()];
                 if port == 0 {
@@ -387,7 +396,7 @@ impl Scenario {
             if c.at.0 > self.stop.0 {
                 return Err((at("at"), format!("{} is after the scenario's stop ({}): expected a time before it", c.at.0, self.stop.0)));
             }
-            match (&c.link, c.flow) {
+            match (&c.link, &c.flow) {
                 (Some(name), None) => {
                     let Some(link) = topology.links.iter().find(|l| &l.name == name) else {
                         let names: Vec<String> = topology.links.iter().map(|l| format!("\"{}\"", l.name)).collect();
@@ -409,10 +418,14 @@ impl Scenario {
                             if let Some(bad) = names.iter().find(|n| !can.contains(n)) {
                                 let model = link.key.last().map_or("", String::as_str);
                                 let list = if can.is_empty() { "none".to_string() } else { can.join(", ") };
-                                return Err((at("set"), format!("a {model} link cannot change its `{bad}` while it runs: it can change {list}")));
+                                return Err((at("set"), format!("this {model} link cannot change its `{bad}` while it runs: it can change {list}")));
                             }
                             if let LinkModel::Pipe(p) = &link.model {
                                 set.apply(p).validate(min_packet).map_err(|(key, m)| (vec!["change".into(), i.to_string(), "set".into(), key.into()], m))?;
+                            }
+                            if let Some(snr) = set.mean_snr.filter(|s| !(MEAN_SNR_DB.contains(&s.0))) {
+                                let at = vec!["change".into(), i.to_string(), "set".into(), "mean_snr".into()];
+                                return Err((at, format!("{} dB: expected {} dB to {} dB", snr.0, MEAN_SNR_DB.start(), MEAN_SNR_DB.end())));
                             }
                         }
                         (None, Some(state)) => {
@@ -433,8 +446,19 @@ impl Scenario {
                     }
                 }
                 (None, Some(f)) => {
-                    let Some(flow) = self.flow.get(f) else {
-                        return Err((at("flow"), format!("flow {f} does not exist: the scenario has {} ([[flow]] tables count from 0)", self.flow.len())));
+                    let flow = match self.flow_index(f) {
+                        Some(i) => &self.flow[i],
+                        None => {
+                            let m = match f {
+                                FlowRef::Index(i) => format!("flow {i} does not exist: the scenario has {} ([[flow]] tables count from 0)", self.flow.len()),
+                                FlowRef::Name(n) => {
+                                    let names: Vec<String> = self.flow.iter().filter_map(|f| Some(format!("\"{}\"", f.name.as_ref()?))).collect();
+                                    let known = if names.is_empty() { "no flow has a name".to_string() } else { format!("expected one of {}", names.join(", ")) };
+                                    format!("no flow named \"{n}\": {known}")
+                                }
+                            };
+                            return Err((at("flow"), m));
+                        }
                     };
                     if c.set.is_some() || c.state.is_some() || c.packets.is_some() {
                         return Err((at("flow"), "a flow changes its `path` or `return_path`: `set`, `state` and `packets` belong to a link".into()));
@@ -461,6 +485,16 @@ impl Scenario {
     }
 }
 
+impl Scenario {
+    /// The index of the flow a change names.
+    pub fn flow_index(&self, f: &FlowRef) -> Option<usize> {
+        match f {
+            FlowRef::Index(i) => (*i < self.flow.len()).then_some(*i),
+            FlowRef::Name(n) => self.flow.iter().position(|g| g.name.as_ref() == Some(n)),
+        }
+    }
+}
+
 impl LinkSet {
     /// A pipe's parameters with this change's values over them.
     pub fn apply(&self, p: &PipeConfig) -> PipeConfig {
@@ -481,7 +515,8 @@ impl LinkModel {
     pub fn changeable(&self) -> &'static [&'static str] {
         match self {
             LinkModel::Pipe(_) => &["rate", "delay", "queue", "loss", "bit_error_rate"],
-            LinkModel::Trace(_) | LinkModel::Ofdm4g(_) => &[],
+            LinkModel::Ofdm4g(_) => &["mean_snr"],
+            LinkModel::Trace(_) => &[],
         }
     }
 
@@ -552,8 +587,8 @@ impl LinkModel {
                 }
                 count(at("sinusoids"), c.sinusoids, 8, 1024, "sinusoids per tap")?;
                 within(p(&[base, &["ofdm4g", "arq_delay"]].concat()), o.arq_delay.0, Duration::ZERO, MAX_DELAY, "a delay")?;
-                if !(-50.0..=100.0).contains(&c.mean_snr.0) {
-                    return Err((at("mean_snr"), format!("{} dB: expected -50 dB to 100 dB", c.mean_snr.0)));
+                if !MEAN_SNR_DB.contains(&c.mean_snr.0) {
+                    return Err((at("mean_snr"), format!("{} dB: expected {} dB to {} dB", c.mean_snr.0, MEAN_SNR_DB.start(), MEAN_SNR_DB.end())));
                 }
                 if c.shadowing_sigma.0 > 30.0 {
                     return Err((at("shadowing_sigma"), format!("{} dB: expected 0 dB to 30 dB", c.shadowing_sigma.0)));
@@ -675,9 +710,6 @@ impl FlowConfig {
                 }
                 if self.rate_cap.is_some() {
                     return only("rate_cap", "udp and dccp flows");
-                }
-                if self.stop.is_some() {
-                    return only("stop", "udp and dccp sources (a tcp flow ends with its bytes or the run)");
                 }
                 if !matches!(app, App::Bulk | App::File) {
                     return Err((p(&["app"]), format!("a tcp flow carries bulk or file, not {app_name}")));
@@ -966,7 +998,8 @@ fn find_key_span(text: &str, path: &[String]) -> Option<std::ops::Range<usize>> 
         }
         offset += line.len();
     }
-    spanned_value.or(header)
+    // A key inside an inline table (`set = { mean_snr = .. }`): the line of the table's key.
+    spanned_value.or(header).or_else(|| (path.len() > 1).then(|| find_key_span(text, &path[..path.len() - 1])).flatten())
 }
 
 #[cfg(test)]

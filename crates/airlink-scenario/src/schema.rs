@@ -219,15 +219,62 @@ pub struct ChangeConfig {
     /// and arriving while it is down: `"lost"` (default) or `"kept"` (delivered when it is up).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packets: Option<DownPackets>,
-    /// The flow moved (its index in `[[flow]]`).
+    /// The flow moved: its `name`, or its index in `[[flow]]` (from 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub flow: Option<usize>,
+    pub flow: Option<FlowRef>,
     /// The flow's new links from its server to its client.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<Vec<String>>,
     /// The flow's new links from its client back to its server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub return_path: Option<Vec<String>>,
+}
+
+/// A flow named by its `name` or by its index in `[[flow]]`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FlowRef {
+    Index(usize),
+    Name(String),
+}
+
+impl Serialize for FlowRef {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            FlowRef::Index(i) => s.serialize_u64(*i as u64),
+            FlowRef::Name(n) => s.serialize_str(n),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for FlowRef {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = FlowRef;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a flow's name, or its index in [[flow]] (from 0)")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<FlowRef, E> {
+                usize::try_from(v).map(FlowRef::Index).map_err(|_| E::custom(format!("{v}: expected a flow's name, or its index in [[flow]] (from 0)")))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<FlowRef, E> {
+                Ok(FlowRef::Index(v as usize))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<FlowRef, E> {
+                Ok(FlowRef::Name(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl JsonSchema for FlowRef {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "FlowRef".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": ["string", "integer"], "description": "a flow's name, or its index in [[flow]] (from 0)"})
+    }
 }
 
 /// Link parameters a change may set (which ones a model can change: [`LinkModel::changeable`]).
@@ -249,6 +296,9 @@ pub struct LinkSet {
     /// The new probability that each bit is flipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bit_error_rate: Option<Probability>,
+    /// A radio channel's new mean SNR (its fading goes on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_snr: Option<Decibel>,
 }
 
 impl LinkSet {
@@ -260,6 +310,7 @@ impl LinkSet {
             ("queue", self.queue.is_some()),
             ("loss", self.loss.is_some()),
             ("bit_error_rate", self.bit_error_rate.is_some()),
+            ("mean_snr", self.mean_snr.is_some()),
         ]
         .into_iter()
         .filter_map(|(n, set)| set.then_some(n))
@@ -678,6 +729,9 @@ pub enum App {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowConfig {
+    /// A name for results and for changes that name the flow (unique in the scenario).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// Default tcp.
     #[serde(default = "default_protocol")]
     pub protocol: Protocol,
@@ -696,7 +750,8 @@ pub struct FlowConfig {
     /// When the client opens the connection (or the source starts). Default 0 s.
     #[serde(default = "zero_time")]
     pub start: Time,
-    /// When the source stops sending. Default: the scenario's stop.
+    /// When the source stops sending (TCP: the application stops writing; what it sent is
+    /// still delivered, then the connection closes). Default: the scenario's stop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<Time>,
     /// CBR: the sending rate.

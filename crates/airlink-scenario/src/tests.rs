@@ -64,7 +64,7 @@ fn impossible_values_are_refused_with_their_place() {
         ("[downlink.pipe]\n[[flow]]\n[flow.veno]\nbeta = 3\n", 3, 1, "applies only to congestion = \"veno\""),
         ("[downlink.pipe]\n[[flow]]\nprotocol = \"udp\"\nrate = \"1 Mbit/s\"\npacket_size = \"0 B\"\n", 5, 15, "expected 1 to 65507 B"),
         ("[downlink.pipe]\n[[flow]]\nprotocol = \"udp\"\nrate = \"1 Mbit/s\"\nstart = \"5 s\"\nstop = \"2 s\"\n", 6, 8, "stops before it starts"),
-        ("[downlink.pipe]\n[[flow]]\nstop = \"2 s\"\n", 3, 8, "a tcp flow ends with its bytes"),
+        ("[downlink.pipe]\n[[flow]]\nstart = \"3 s\"\nstop = \"2 s\"\n", 4, 8, "stops before it starts"),
     ];
     for (text, line, column, what) in cases {
         let e = err(text);
@@ -357,13 +357,39 @@ fn timed_changes_are_checked_before_anything_runs() {
         (
             "[downlink.trace]\nfile = \"x.trace\"\n[[flow]]\n[[change]]\nat = \"1 s\"\nlink = \"downlink\"\nset = { rate = \"1 Mbit/s\" }\n".into(),
             7,
-            "a trace link cannot change its `rate` while it runs: it can change none",
+            "this trace link cannot change its `rate` while it runs: it can change none",
         ),
         (format!("{DUMBBELL}[[change]]\nat = \"1 s\"\nflow = 1\npath = [\"near-in\", \"bottleneck\"]\n"), 47, "starts at \"near\""),
+        (format!("{DUMBBELL}[[change]]\nat = \"1 s\"\nflow = \"far\"\npath = [\"far-in\", \"bottleneck\"]\n"), 46, "no flow named \"far\": no flow has a name"),
+        (format!("{DUMBBELL}[[change]]\nat = \"1 s\"\nflow = -1\npath = [\"far-in\", \"bottleneck\"]\n"), 46, "expected a flow's name, or its index"),
+        // A pipe has no channel; an OFDM channel's mean SNR is all that model can change.
+        (format!("{step}at = \"1 s\"\nlink = \"downlink\"\nset = {{ mean_snr = \"3 dB\" }}\n"), 8, "this pipe link cannot change its `mean_snr`"),
+        (
+            "[downlink.ofdm4g]\n[[flow]]\n[[change]]\nat = \"1 s\"\nlink = \"downlink\"\nset = { mean_snr = \"300 dB\" }\n".into(),
+            6,
+            "300 dB: expected -50 dB to 100 dB",
+        ),
+        (
+            "[downlink.ofdm4g]\n[[flow]]\n[[change]]\nat = \"1 s\"\nlink = \"downlink\"\nset = { rate = \"1 Mbit/s\" }\n".into(),
+            6,
+            "this ofdm4g link cannot change its `rate` while it runs: it can change mean_snr",
+        ),
     ];
     for (text, line, needle) in cases {
         let e = err(&text);
         assert!(e.message.contains(needle), "{needle}: {}", e.message);
         assert_eq!(e.line, Some(line), "{needle}: {e}");
     }
+}
+
+#[test]
+fn flows_have_unique_names_that_changes_may_use() {
+    let named = DUMBBELL.replacen("[[flow]]\nserver = \"near\"\n", "[[flow]]\nname = \"near\"\nserver = \"near\"\n", 1);
+    let handoff = format!("{named}[[change]]\nat = \"1 s\"\nflow = \"near\"\npath = [\"near-in\", \"bottleneck\"]\n");
+    let s = Scenario::from_toml(&handoff, "s.toml").unwrap();
+    assert_eq!(s.flow_index(s.change[0].flow.as_ref().unwrap()), Some(0));
+    let twice = named.replacen("[[flow]]\nserver = \"far\"\n", "[[flow]]\nname = \"near\"\nserver = \"far\"\n", 1);
+    let e = err(&twice);
+    assert!(e.message.contains("flow 0 is named \"near\" already"), "{}", e.message);
+    assert_eq!(e.line, Some(44), "{e}");
 }

@@ -13,7 +13,7 @@ use airlink_engine::{Duration, EventQueue, Instant};
 use airlink_link::{Link, LinkEvent, Packet};
 use airlink_net::metrics::Recorder;
 use airlink_net::order::{self, ARRIVE, CHANGE, SAMPLE, START, WAKE};
-pub use airlink_net::{BuildError, Dir, Flow, FlowSummary, LinkId, LinkSummary, NetChange, Network, Pdu, Side, Summary, TimedChange};
+pub use airlink_net::{BuildError, Dir, Flow, FlowSummary, LinkId, LinkSummary, NetChange, Network, Outages, Pdu, Side, Summary, TimedChange};
 use airlink_scenario as sc;
 
 /// A simulated packet: the transport's header fields, the flow, and how many bits links
@@ -80,12 +80,6 @@ struct LinkSlot {
     link: Box<dyn Link<SimPacket> + Send>,
     wake: Option<Instant>,
     checksum_drops: u64,
-    /// Down (by a timed change): whether its packets are kept until it is up, else lost.
-    down: Option<bool>,
-    /// Kept while down: packets that arrived at it, and packets on their way from it.
-    held_in: Vec<SimPacket>,
-    held_out: Vec<(Node, SimPacket)>,
-    outage_drops: u64,
 }
 
 /// A flow in the simulation: the flow and its place in the topology.
@@ -104,8 +98,8 @@ pub struct Simulation {
     links: Vec<LinkSlot>,
     flows: Vec<FlowSlot>,
     changes: Vec<TimedChange>,
-    /// Links down now: while none is, arrivals need no outage check.
-    links_down: usize,
+    /// Packets held by an outage on their way from a link keep the node they were going to.
+    outages: Outages<SimPacket, (Node, SimPacket)>,
     /// Flows that have not delivered all their bytes (flows without an end never finish).
     unfinished_flows: usize,
     stop: Instant,
@@ -132,12 +126,9 @@ impl Simulation {
                 link: b.link,
                 wake: None,
                 checksum_drops: 0,
-                down: None,
-                held_in: Vec::new(),
-                held_out: Vec::new(),
-                outage_drops: 0,
             })
-            .collect();
+            .collect::<Vec<_>>();
+        let n_links = links.len();
         let mut queue = EventQueue::new();
         for (i, c) in network.changes.iter().enumerate() {
             queue.push(c.at, CHANGE, i as u32, Event::Change(i as u32));
@@ -159,7 +150,7 @@ impl Simulation {
             links,
             flows,
             changes: network.changes,
-            links_down: 0,
+            outages: Outages::new(n_links),
             unfinished_flows,
             stop: Instant::ZERO + s.stop.0,
             sample_interval,
@@ -244,7 +235,7 @@ impl Simulation {
     fn dispatch(&mut self, event: Event) {
         let now = self.now;
         match event {
-            Event::Arrive(node, pkt) if self.links_down > 0 && self.caught_by_outage(node, &pkt) => {
+            Event::Arrive(node, pkt) if self.outages.any() && self.caught_by_outage(node, &pkt) => {
                 self.hold_or_drop(node, pkt);
             }
             Event::Arrive(Node::Link(l), pkt) => {
@@ -320,35 +311,26 @@ impl Simulation {
 
     /// A packet arriving at a down link, or on its way from one.
     fn caught_by_outage(&self, node: Node, pkt: &SimPacket) -> bool {
-        let down = |l: LinkId| self.links[l as usize].down.is_some();
+        let down = |l: LinkId| self.outages.is_down(l);
         matches!(node, Node::Link(l) if down(l)) || self.previous_link(pkt).is_some_and(down)
     }
 
     /// Keeps a packet an outage caught until its link is up, or drops it.
     fn hold_or_drop(&mut self, node: Node, pkt: SimPacket) {
         // The link on its way from: the outage took it in flight; else it arrived at the down link.
-        let (l, arriving) = match self.previous_link(&pkt).filter(|&l| self.links[l as usize].down.is_some()) {
-            Some(l) => (l, false),
+        let lost = match self.previous_link(&pkt).filter(|&l| self.outages.is_down(l)) {
+            Some(l) => self.outages.catch_leaving(l, (node, pkt)).map(|(_, pkt)| (l, pkt)),
             None => match node {
-                Node::Link(l) => (l, true),
+                Node::Link(l) => self.outages.catch_arriving(l, pkt).map(|pkt| (l, pkt)),
                 _ => unreachable!("caught by an outage"),
             },
         };
-        let slot = &mut self.links[l as usize];
-        if slot.down == Some(true) {
-            if arriving {
-                slot.held_in.push(pkt);
-            } else {
-                slot.held_out.push((node, pkt));
-            }
-            return;
-        }
-        slot.outage_drops += 1;
+        let Some((l, pkt)) = lost else { return };
         if let Some(n) = self.flows[pkt.flow as usize].flow.link_drops.as_mut() {
             *n += 1;
         }
         if self.recorder.enabled {
-            self.recorder.events.push(self.now, "outage", slot.name, pkt.flow, pkt.wire_len(), 0);
+            self.recorder.events.push(self.now, "outage", self.links[l as usize].name, pkt.flow, pkt.wire_len(), 0);
         }
     }
 
@@ -369,15 +351,9 @@ impl Simulation {
                 self.links[link as usize].link.change(now, &change).expect("a change the model accepts");
                 self.after_link(link);
             }
-            NetChange::Down { link, keep } => {
-                self.links[link as usize].down = Some(keep);
-                self.links_down += 1;
-            }
+            NetChange::Down { link, keep } => self.outages.take_down(link, keep),
             NetChange::Up { link } => {
-                let slot = &mut self.links[link as usize];
-                slot.down = None;
-                self.links_down -= 1;
-                let (arrived, leaving) = (std::mem::take(&mut slot.held_in), std::mem::take(&mut slot.held_out));
+                let (leaving, arrived) = self.outages.bring_up(link);
                 for (node, pkt) in leaving {
                     self.queue.push(now, ARRIVE, order::link_source(link), Event::Arrive(node, pkt));
                 }
@@ -520,7 +496,8 @@ impl Simulation {
             links: self
                 .links
                 .iter()
-                .map(|l| LinkSummary { outage_drops: l.outage_drops, ..LinkSummary::new(l.name, l.model, l.link.stats(), l.checksum_drops) })
+                .enumerate()
+                .map(|(i, l)| LinkSummary { outage_drops: self.outages.drops(i as LinkId), ..LinkSummary::new(l.name, l.model, l.link.stats(), l.checksum_drops) })
                 .collect(),
         }
     }

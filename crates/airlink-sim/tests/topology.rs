@@ -128,3 +128,58 @@ fn a_handoff_loses_what_the_old_link_held_unless_it_is_kept() {
     assert_eq!(kept.links.iter().map(|l| l.outage_drops).sum::<u64>(), 0);
     assert_eq!(kept.flows[0].link_losses, Some(kept.links.iter().map(|l| l.queue_drops).sum()));
 }
+
+#[test]
+fn a_tcp_flow_that_stops_delivers_what_it_sent_and_logs_its_start_and_stop() {
+    let overrides = ["stop=\"30 s\"", "change=[]", "flow.0.start=\"1 s\"", "flow.0.stop=\"10 s\""];
+    // Nothing new after the stop: what arrives later is what was in flight or queued then
+    // (at most the queue of 100 packets and a window in flight).
+    assert!(delivered_between(RATE_STEP, &overrides, 2.0, 10.0) > 0.9 * 8.0 * 10e6 / 8.0 * 1448.0 / 1500.0);
+    let tail = delivered_between(RATE_STEP, &overrides, 10.0, 30.0);
+    assert!(tail < 250.0 * 1500.0, "{tail} bytes after the stop");
+    let s = Scenario::from_toml(RATE_STEP, "t.toml").unwrap().with_overrides(&overrides.map(String::from)).unwrap();
+    let mut sim = Simulation::new(&s, true).unwrap();
+    sim.run();
+    let sum = sim.summary();
+    // The connection closed: everything the application wrote was delivered.
+    assert!(sum.flows[0].completed);
+    let tables = sim.recorder().drain();
+    let events = &tables.iter().find(|(name, _)| *name == "events").unwrap().1;
+    let column = |name: &str| events.columns.iter().find(|(n, _)| *n == name).unwrap().1.clone();
+    let (airlink_net::metrics::Column::Str(kinds), airlink_net::metrics::Column::U64(times)) = (column("kind"), column("time_ns")) else {
+        panic!("event columns");
+    };
+    let logged: Vec<(&str, u64)> = kinds.iter().zip(&times).filter(|(k, _)| k.starts_with("flow_")).map(|(k, t)| (*k, *t)).collect();
+    assert_eq!(logged, [("flow_start", 1_000_000_000), ("flow_stop", 10_000_000_000)]);
+}
+
+const WIPEMU_ADAPTIVE: &str = include_str!("../../../scenarios/wipemu/adaptive.toml");
+
+/// The sampled SNR of the downlink (dB), by sample.
+fn downlink_snr(overrides: &[&str]) -> Vec<(u64, f64)> {
+    let s = Scenario::from_toml(WIPEMU_ADAPTIVE, "a.toml").unwrap().with_overrides(&overrides.iter().map(|o| o.to_string()).collect::<Vec<_>>()).unwrap();
+    let mut sim = Simulation::new(&s, true).unwrap();
+    sim.run();
+    let tables = sim.recorder().drain();
+    let links = &tables.iter().find(|(name, _)| *name == "links").unwrap().1;
+    let col = |name: &str| links.columns.iter().find(|(n, _)| *n == name).unwrap().1.clone();
+    use airlink_net::metrics::Column;
+    let (Column::U64(time), Column::Str(link), Column::F64(snr)) = (col("time_ns"), col("link"), col("snr_db")) else { panic!("link columns") };
+    time.iter().zip(&link).zip(&snr).filter(|((_, l), _)| **l == "downlink").map(|((t, _), s)| (*t, *s)).collect()
+}
+
+#[test]
+fn a_mean_snr_change_shifts_the_same_fading_by_its_decibels() {
+    let base = ["stop=\"20 s\"", "flow.0.bytes=\"2 MB\""];
+    let before = downlink_snr(&base);
+    let changed = downlink_snr(&[base[0], base[1], "change=[{at=\"10 s\", link=\"downlink\", set={mean_snr=\"6 dB\"}}]"]);
+    assert_eq!(before.len(), changed.len());
+    let mut after = 0;
+    for ((t, a), (_, b)) in before.iter().zip(&changed) {
+        // The channel's draws do not depend on its mean: the same fades, 10 dB lower.
+        let shift = if *t >= 10_000_000_000 { -10.0 } else { 0.0 };
+        assert!((b - a - shift).abs() < 1e-9, "at {t} ns: {a} dB then {b} dB");
+        after += (*t >= 10_000_000_000) as usize;
+    }
+    assert!(after > 50);
+}

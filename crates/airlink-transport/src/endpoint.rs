@@ -425,6 +425,13 @@ impl TcpEndpoint {
         self.fin_queued = true;
     }
 
+    /// The application stops its stream where it stands: data written but never sent is
+    /// withdrawn (what was sent is still delivered, retransmitted if need be), then a FIN.
+    pub fn stop(&mut self, now: Instant) {
+        self.app_end = self.app_end.min(self.snd_max.max(1));
+        self.close(now);
+    }
+
     // ------------------------------------------------------------------ outputs and queries
 
     /// The earliest instant a timer is due (RTO, delayed ACK, persist), if any.
