@@ -54,25 +54,30 @@ def _line_queue(rate: int) -> int:
     return max(20, round(rate * 0.020 / 800))
 
 
-def line_rate(folder: Path, rates: Sequence[int] = LINE_RATES, seconds: float = 4.0) -> list[dict[str, Any]]:
-    """100-byte IP packets (UDP, 72 B payload) offered by udpgen at 1.2x a pipe downlink's rate.
+def line_rate(folder: Path, rates: Sequence[int] = LINE_RATES, seconds: float = 4.0, *, size: int = 100,
+              unit: int | None = None) -> list[dict[str, Any]]:
+    """IP packets of ``size`` bytes (UDP, default 100 B: 72 B payload) offered by udpgen at 1.2x a
+    pipe downlink's rate; ``unit`` sets the pipe's unit of delivery (bytes; default whole packets).
 
-    Achieved rate: from the client pcap (the datapath's write times, records of 100 B between
+    Achieved rate: from the client pcap (the datapath's write times, records of ``size`` B between
     the first and last) and from the receiver (the kernel's arrival stamps); both are reported.
     """
     airlink = _airlink_command()
+    bits = size * 8
     rows = []
     for rate in rates:
         queue = _line_queue(rate)
-        s = _scenario(folder, f"line-{rate}", f'[downlink.pipe]\nrate = "{rate} bit/s"\nqueue = {queue}\n[uplink.pipe]\n[[flow]]\n')
-        dur = max(seconds, 30 * 100 * 8 / rate)
+        unit_line = f'unit = "{unit} B"\n' if unit else ""
+        s = _scenario(folder, f"line-{rate}-{size}-{unit}",
+                      f'[downlink.pipe]\nrate = "{rate} bit/s"\nqueue = {queue}\n{unit_line}[uplink.pipe]\n[[flow]]\n')
+        dur = max(seconds, 30 * bits / rate)
         # The receiver stops when nothing came for 20 packet times (at least 1 s) after the stream.
-        idle = max(1.0, 20 * 800 / rate)
-        drain = queue * 800 / rate
-        out = folder / f"line-{rate}"
+        idle = max(1.0, 20 * bits / rate)
+        drain = queue * bits / rate
+        out = folder / f"line-{rate}-{size}-{unit}"
         res = emulation.emulate(
             s, out=out, snaplen=32, timeout=dur + drain + idle + 30, server_delay=0.5,
-            server=f"sleep 1; exec {airlink} udpgen send --to $AIRLINK_CLIENT:5300 --size 72 --rate '{int(rate * 1.2)} bit/s' "
+            server=f"sleep 1; exec {airlink} udpgen send --to $AIRLINK_CLIENT:5300 --size {size - 28} --rate '{int(rate * 1.2)} bit/s' "
                    f"--seconds {dur:.1f} --json",
             client=f"{airlink} udpgen recv --port 5300 --seconds {dur + drain + idle + 20:.1f} --idle {idle:.2f} --json",
         )
@@ -83,9 +88,9 @@ def line_rate(folder: Path, rates: Sequence[int] = LINE_RATES, seconds: float = 
         # From the packet at 10 % of the stream to the last: before that the queue is still
         # filling (at 0.2x the rate), and a hiccup of the sender could leave the link idle
         # without the emulator being at fault. The tail is the queue draining at the line rate.
-        recs = [t for t, n, _ in emulation.read_pcap(out / "client.pcap") if n == 100]
+        recs = [t for t, n, _ in emulation.read_pcap(out / "client.pcap") if n == size]
         recs = recs[len(recs) // 10:]
-        pcap_rate = (len(recs) - 1) * 800 / ((recs[-1] - recs[0]) * 1e-9) if len(recs) > 1 else float("nan")
+        pcap_rate = (len(recs) - 1) * bits / ((recs[-1] - recs[0]) * 1e-9) if len(recs) > 1 else float("nan")
         rows.append({
             "requested_bps": rate,
             "queue_packets": queue,
@@ -102,7 +107,9 @@ def line_rate(folder: Path, rates: Sequence[int] = LINE_RATES, seconds: float = 
             "receiver_packets": got["packets"],
             "pcap_records_lost": dp["records_lost"],
             "delivered_vs_schedule": dl["actual_rate_bps"] / dl["scheduled_rate_bps"],
+            "lateness_p50_us": dp["lateness"]["p50_us"],
             "lateness_p99_us": dp["lateness"]["p99_us"],
+            "wakeups": dp["wakeups"],
         })
     return rows
 

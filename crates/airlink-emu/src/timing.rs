@@ -251,12 +251,61 @@ pub fn request_series(n: usize, min_ms: f64, max_ms: f64, seed: u64) -> Vec<u64>
     (0..n).map(|_| ((min_ms + (max_ms - min_ms) * rng.uniform()) * 1e6).round() as u64).collect()
 }
 
+/// [S0]'s own series: `n` sleeps of whole milliseconds uniform on 0..=99 ms, as its C program
+/// drew them (`random()`, and a sleep routine taking `int` milliseconds); the same for every
+/// method (seeded). Requests of 0 count for the absolute error only (spec F).
+pub fn whole_ms_series(n: usize, seed: u64) -> Vec<u64> {
+    let mut rng = RngStream::derive(seed, "timing.requests.whole-ms");
+    (0..n).map(|_| ((rng.uniform() * 100.0).floor() as u64).min(99) * 1_000_000).collect()
+}
+
+/// The 1999 kernel's `select()` as [S0] §3.3 describes it: the timeout rounded up to whole
+/// jiffies, plus one jiffy (the POSIX "at least" guarantee), so `sleep(x) = j·⌈x/j⌉ + j`.
+/// `jiffy_ns = 0` is an exact timer (RTC interrupts, busy waiting).
+pub fn kernel_1999_sleep(x_ns: i64, jiffy_ns: i64) -> i64 {
+    if jiffy_ns == 0 {
+        return x_ns;
+    }
+    jiffy_ns * ((x_ns + jiffy_ns - 1) / jiffy_ns) + jiffy_ns
+}
+
+/// One row of the modelled Table 1: a timer, and whether sleep with slack runs on top of it.
+#[derive(Copy, Clone, Debug, PartialEq, Serialize)]
+pub struct ModelTimer {
+    pub name: &'static str,
+    /// 0: exact.
+    pub jiffy_ns: i64,
+    pub slack: bool,
+}
+
+/// [S0] Table 1's rows as modelled: select() on HZ = 100 (j = 10 ms), RTC interrupts (exact),
+/// HZ = 1024 (j = 0.977 ms), sleep with slack on HZ = 100, busy waiting (exact).
+pub const MODEL_1999: [ModelTimer; 5] = [
+    ModelTimer { name: "standard select(), HZ=100", jiffy_ns: 10_000_000, slack: false },
+    ModelTimer { name: "interrupts RTC (exact)", jiffy_ns: 0, slack: false },
+    ModelTimer { name: "interrupts HZ=1024", jiffy_ns: 976_563, slack: false },
+    ModelTimer { name: "slack variable, HZ=100", jiffy_ns: 10_000_000, slack: true },
+    ModelTimer { name: "busy waiting (exact)", jiffy_ns: 0, slack: false },
+];
+
+/// The actual durations (ns) the modelled timer gives `requests` (ns): no clock is read.
+pub fn model_series(timer: ModelTimer, requests: &[u64]) -> Vec<i64> {
+    let os = |t: i64| kernel_1999_sleep(t, timer.jiffy_ns);
+    let mut s = SleepWithSlack::default();
+    requests.iter().map(|&x| if timer.slack { s.sleep(x as i64, os) } else { os(x as i64) }).collect()
+}
+
 /// Runs one method over `requests` (ns) on the calling thread and returns its statistics.
+pub fn measure(method: Method, requests: &[u64]) -> MethodStats {
+    measure_series(method, requests).0
+}
+
+/// [`measure`], with each request's actual duration (ns).
 ///
 /// "Actual" durations: relative methods measure each call; absolute ones (and the slack
 /// method, whose series is a running deadline in disguise) take the time between successive
 /// returns, so their sum is the true elapsed time of the series.
-pub fn measure(method: Method, requests: &[u64]) -> MethodStats {
+pub fn measure_series(method: Method, requests: &[u64]) -> (MethodStats, Vec<i64>) {
     let mut actual = Vec::with_capacity(requests.len());
     let cpu0 = thread_cpu_ns();
     let wall0 = monotonic_ns();
@@ -303,7 +352,7 @@ pub fn measure(method: Method, requests: &[u64]) -> MethodStats {
     }
     let wall = (monotonic_ns() - wall0).max(1);
     let cpu_pct = 100.0 * (thread_cpu_ns() - cpu0) as f64 / wall as f64;
-    stats(method, requests, &actual, cpu_pct)
+    (stats(method, requests, &actual, cpu_pct), actual)
 }
 
 #[cfg(test)]
@@ -351,6 +400,41 @@ mod tests {
         assert_eq!(actual, [30, 0, 30, 0]);
         assert_eq!(slack, [15, 0, 15, 0]);
         assert_eq!(actual.iter().sum::<i64>(), 60);
+    }
+
+    #[test]
+    fn the_1999_timer_model_follows_spec_f() {
+        // Spec F's second OS model is the HZ = 100 kernel: 10·⌈t/10⌉ + 10 ms.
+        let hz100 = MODEL_1999[0];
+        let ms = |v: &[i64]| v.iter().map(|x| x / MS).collect::<Vec<_>>();
+        assert_eq!(ms(&model_series(hz100, &[0, 1, 10, 11, 15, 99].map(|x| x * MS as u64))), [10, 20, 20, 30, 30, 110]);
+        let slack = MODEL_1999[3];
+        assert_eq!(ms(&model_series(slack, &[15 * MS as u64; 4])), [30, 0, 30, 0]);
+        // Exact timers return the request.
+        assert_eq!(model_series(MODEL_1999[1], &[1, 7_654_321]), [1, 7_654_321]);
+        // HZ = 1024: 1 ms needs two jiffies, plus one.
+        assert_eq!(kernel_1999_sleep(MS, 976_563), 3 * 976_563);
+    }
+
+    #[test]
+    fn the_modelled_table_lands_on_the_papers_select_and_slack_rows() {
+        // Whole-ms requests: select's error is 10 ms + (0, 9, 8, .., 1 ms) by the last digit,
+        // mean 14.5 ms and variance 8.25 ms² exactly over a full cycle of digits.
+        let cycle: Vec<u64> = (0..100).map(|x| x * MS as u64).collect();
+        let y = model_series(MODEL_1999[0], &cycle);
+        let s = stats(Method::SelectRelative, &cycle, &y, 0.0);
+        assert!((s.abs_mean_ms - 14.5).abs() < 1e-9, "{}", s.abs_mean_ms);
+        assert!((s.abs_var_ms2 - 8.25 * 100.0 / 99.0).abs() < 1e-9, "{}", s.abs_var_ms2);
+        // Over the study's random series, slack keeps the mean error near 0 (the paper: 0.01)
+        // while its variance is that of the tick rounding, about 37 ms² (the paper: 38.56).
+        let series = whole_ms_series(1000, 1);
+        assert!(series.iter().all(|&x| x % MS as u64 == 0 && x <= 99 * MS as u64));
+        let y = model_series(MODEL_1999[3], &series);
+        let s = stats(Method::SleepWithSlack, &series, &y, 0.0);
+        assert!(s.abs_mean_ms.abs() < 0.05, "{}", s.abs_mean_ms);
+        assert!((30.0..45.0).contains(&s.abs_var_ms2), "{}", s.abs_var_ms2);
+        // The slack never lets the series drift by more than one sleep's oversleep.
+        assert!(s.drift_ms.abs() <= 20.0, "{}", s.drift_ms);
     }
 
     #[test]

@@ -17,11 +17,13 @@
 //! [`RngStream`]: airlink_engine::RngStream
 
 mod cell;
+mod granular;
 mod ofdm4g;
 mod pipe;
 mod trace;
 
 pub use cell::{CellDownlink, CellError, CellParams, CellStats, CellUserStats, FerModel, RateSet, SlotRecord};
+pub use granular::Granular;
 pub use ofdm4g::{Ofdm4gDownlink, Ofdm4gModulation, Ofdm4gParams, SlotAllocation};
 pub use pipe::{Pipe, PipeParams, QueueLimit};
 pub use trace::{Trace, TraceError, TraceLink, TraceParams, OPPORTUNITY_BYTES};

@@ -440,7 +440,13 @@ pub fn transport_parameters(s: &sc::Scenario) -> Result<Vec<(usize, Vec<(&'stati
 }
 
 fn pipe<P: Packet + Send + 'static>(name: &'static str, p: &sc::PipeConfig, seed: u64) -> BuiltLink<P> {
-    BuiltLink { name, model: "pipe", link: Box::new(Pipe::new(pipe_params(p), RngStream::derive(seed, name))) }
+    let rng = RngStream::derive(seed, name);
+    let link: Box<dyn Link<P> + Send> = match p.unit {
+        // Validated: a unit comes with a rate and fits in u32.
+        Some(u) => Box::new(airlink_link::Granular::new(pipe_params(p), u.0 as u32, rng)),
+        None => Box::new(Pipe::new(pipe_params(p), rng)),
+    };
+    BuiltLink { name, model: "pipe", link }
 }
 
 /// The fastest trace-driven link: 10 Gbit/s on average, as the scenario's rates.

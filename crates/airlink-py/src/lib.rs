@@ -437,27 +437,77 @@ impl Emulation {
     }
 }
 
-/// Measures one way of waiting (airlink timing); returns its statistics as JSON.
-#[pyfunction]
-#[pyo3(signature = (method, requests=1000, min_ms=1.0, max_ms=100.0, seed=1, realtime=true))]
-fn timing_measure(py: Python<'_>, method: &str, requests: usize, min_ms: f64, max_ms: f64, seed: u64, realtime: bool) -> PyResult<String> {
+fn timing_method(method: &str) -> PyResult<airlink_emu::timing::Method> {
     use airlink_emu::timing;
-    let m = timing::Method::parse(method).ok_or_else(|| {
+    timing::Method::parse(method).ok_or_else(|| {
         let names: Vec<String> = timing::Method::ALL.iter().map(|m| serde_json::to_string(m).unwrap()).collect();
         PyValueError::new_err(format!("unknown method {method:?}: expected one of {}", names.join(", ")))
-    })?;
-    let series = timing::request_series(requests, min_ms, max_ms, seed);
-    let (stats, rt) = py.detach(move || {
+    })
+}
+
+/// Measures `method` over `series` (ns) on a thread of its own (SCHED_FIFO when `realtime`
+/// and permitted); its statistics as JSON, with each request's actual duration when `with_actual`.
+fn timing_run(py: Python<'_>, m: airlink_emu::timing::Method, series: Vec<u64>, realtime: bool, with_actual: bool) -> String {
+    use airlink_emu::timing;
+    let ((stats, actual), rt) = py.detach(move || {
         std::thread::spawn(move || {
             let rt = realtime.then(|| airlink_emu::rt::apply(true, false));
-            (timing::measure(m, &series), rt)
+            (timing::measure_series(m, &series), rt)
         })
         .join()
         .expect("timing thread")
     });
     let mut v = serde_json::to_value(&stats).expect("serialises");
     v["realtime"] = serde_json::to_value(rt.map(|r| r.sched_fifo.is_none())).expect("serialises");
-    Ok(v.to_string())
+    if with_actual {
+        v["actual_ns"] = serde_json::to_value(actual).expect("serialises");
+    }
+    v.to_string()
+}
+
+/// Measures one way of waiting (airlink timing); returns its statistics as JSON.
+#[pyfunction]
+#[pyo3(signature = (method, requests=1000, min_ms=1.0, max_ms=100.0, seed=1, realtime=true))]
+fn timing_measure(py: Python<'_>, method: &str, requests: usize, min_ms: f64, max_ms: f64, seed: u64, realtime: bool) -> PyResult<String> {
+    let m = timing_method(method)?;
+    Ok(timing_run(py, m, airlink_emu::timing::request_series(requests, min_ms, max_ms, seed), realtime, false))
+}
+
+/// Measures one way of waiting over the given requests (ns); its statistics and each request's
+/// actual duration (`actual_ns`) as JSON.
+#[pyfunction]
+#[pyo3(signature = (method, requests_ns, realtime=true))]
+fn timing_measure_series(py: Python<'_>, method: &str, requests_ns: Vec<u64>, realtime: bool) -> PyResult<String> {
+    let m = timing_method(method)?;
+    Ok(timing_run(py, m, requests_ns, realtime, true))
+}
+
+/// The Seawind study's request series: `n` whole milliseconds uniform on 0..=99 (ns).
+#[pyfunction]
+#[pyo3(signature = (n=1000, seed=1))]
+fn timing_whole_ms_series(n: usize, seed: u64) -> Vec<u64> {
+    airlink_emu::timing::whole_ms_series(n, seed)
+}
+
+/// The study's 1999 kernel timers modelled over the requests (ns): one JSON row per Table 1
+/// method (statistics, `jiffy_ns`, `slack`, `actual_ns`).
+#[pyfunction]
+fn timing_model(requests_ns: Vec<u64>) -> String {
+    use airlink_emu::timing;
+    let rows: Vec<serde_json::Value> = timing::MODEL_1999
+        .iter()
+        .map(|&t| {
+            let actual = timing::model_series(t, &requests_ns);
+            let method = if t.slack { timing::Method::SleepWithSlack } else { timing::Method::SelectRelative };
+            let mut v = serde_json::to_value(timing::stats(method, &requests_ns, &actual, 0.0)).expect("serialises");
+            v["name"] = t.name.into();
+            v["jiffy_ns"] = t.jiffy_ns.into();
+            v["slack"] = t.slack.into();
+            v["actual_ns"] = serde_json::to_value(actual).expect("serialises");
+            v
+        })
+        .collect();
+    serde_json::to_string(&rows).expect("serialises")
 }
 
 /// Machine checks for emulation (airlink doctor), as JSON.
@@ -530,6 +580,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Cancelled", m.py().get_type::<Cancelled>())?;
     m.add_class::<Emulation>()?;
     m.add_function(wrap_pyfunction!(timing_measure, m)?)?;
+    m.add_function(wrap_pyfunction!(timing_measure_series, m)?)?;
+    m.add_function(wrap_pyfunction!(timing_whole_ms_series, m)?)?;
+    m.add_function(wrap_pyfunction!(timing_model, m)?)?;
     m.add_function(wrap_pyfunction!(doctor, m)?)?;
     m.add_function(wrap_pyfunction!(udpgen_send, m)?)?;
     m.add_function(wrap_pyfunction!(udpgen_recv, m)?)?;

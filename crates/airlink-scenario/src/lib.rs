@@ -537,6 +537,7 @@ impl LinkSet {
             queue: self.queue.unwrap_or(p.queue),
             loss: self.loss.unwrap_or(p.loss),
             bit_error_rate: self.bit_error_rate.unwrap_or(p.bit_error_rate),
+            unit: p.unit,
         }
     }
 }
@@ -733,6 +734,9 @@ impl FlowConfig {
     }
 }
 
+/// The largest unit of delivery of a pipe (larger than any packet).
+const MAX_UNIT_BYTES: u64 = 65_536;
+
 impl PipeConfig {
     /// Checks one pipe; the key returned is relative to the pipe's table.
     fn validate(&self, min_packet: u64) -> Result<(), (&'static str, String)> {
@@ -743,6 +747,14 @@ impl PipeConfig {
             return Err(("delay", format!("{}: expected a delay from 0 s to {MAX_DELAY}", self.delay.0)));
         }
         check_queue(&self.queue, min_packet).map_err(|m| ("queue", m))?;
+        if let Some(u) = self.unit {
+            if self.rate.is_none() {
+                return Err(("unit", "a unit of delivery needs the pipe's `rate`".into()));
+            }
+            if !(1..=MAX_UNIT_BYTES).contains(&u.0) {
+                return Err(("unit", format!("{u}: expected 1 B to {MAX_UNIT_BYTES} B")));
+            }
+        }
         // Packets in flight are held in the link's delay line.
         if let Some(r) = self.rate {
             let in_flight = r.0 as f64 / 8.0 * self.delay.0.as_secs_f64() / min_packet as f64;

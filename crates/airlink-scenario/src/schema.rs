@@ -157,6 +157,11 @@ pub struct PipeConfig {
     /// Probability that each bit is flipped; the receiver's checksum then drops the packet.
     #[serde(default)]
     pub bit_error_rate: Probability,
+    /// Unit of delivery (needs a rate): the link sends units of this size back to back, packed
+    /// with the bytes queued, and a packet leaves with the unit holding its last byte (the
+    /// Seawind study's granularity: LLC frames, RLC blocks). Absent: whole packets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<DataSize>,
 }
 
 fn zero_time() -> Time {
@@ -174,6 +179,7 @@ impl Default for PipeConfig {
             queue: default_pipe_queue(),
             loss: Probability(0.0),
             bit_error_rate: Probability(0.0),
+            unit: None,
         }
     }
 }

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from airlink.studies import afc, reproduction, wipemu
+from airlink.studies import afc, reproduction, seawind, wipemu
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,12 @@ def _write_wipemu_report(rep: Any, out: Path) -> None:
     wipemu_report.write_report(rep, out)
 
 
+def _write_seawind_report(rep: Any, out: Path) -> None:
+    from airlink.studies import seawind_report  # matplotlib loads only when a report is written
+
+    seawind_report.write_report(rep, out)
+
+
 STUDIES: dict[str, Study] = {
     "wipemu": Study(
         name=wipemu.NAME,
@@ -50,6 +56,15 @@ STUDIES: dict[str, Study] = {
         reproduce=afc.reproduce,
         write_report=afc.write_report,
         text=afc.text,
+    ),
+    "seawind": Study(
+        name=seawind.NAME,
+        title=seawind.TITLE,
+        parts=seawind.PARTS,
+        default_seeds=seawind.SEEDS,
+        reproduce=seawind.reproduce,
+        write_report=_write_seawind_report,
+        text=seawind.text,
     ),
 }
 
