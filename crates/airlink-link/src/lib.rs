@@ -26,7 +26,7 @@ pub use cell::{CellDownlink, CellError, CellParams, CellStats, CellUserStats, Fe
 pub use ofdm4g::{Ofdm4gDownlink, Ofdm4gModulation, Ofdm4gParams, SlotAllocation};
 pub use pipe::{Pipe, PipeParams, QueueLimit};
 pub use trace::{Trace, TraceError, TraceLink, TraceParams, OPPORTUNITY_BYTES};
-pub use wlan::{Attachment, WlanError, WlanLink, WlanNodeStats, WlanParams, WlanRoute, WlanStats};
+pub use wlan::{bianchi_saturation_bps, Attachment, WlanError, WlanLink, WlanNodeStats, WlanParams, WlanRoute, WlanStats};
 
 use airlink_engine::{Duration, Instant};
 

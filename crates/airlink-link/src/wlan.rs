@@ -136,7 +136,7 @@ impl WlanParams {
     }
 
     fn check(&self) -> Result<(), WlanError> {
-        let ofdm = |r: u64| r > 0 && r % 250_000 == 0 && r * 4 / 1_000_000 > 0;
+        let ofdm = |r: u64| r > 0 && r.is_multiple_of(250_000) && r * 4 / 1_000_000 > 0;
         if !ofdm(self.phy_rate_bps) || !ofdm(self.ack_rate_bps) {
             return Err(WlanError::Params(format!(
                 "PHY rates must be positive multiples of 250 kbit/s (OFDM), got {} and {}",

@@ -32,8 +32,7 @@ fn udp_beyond_the_device_limit_is_lost_at_the_sender_and_counted_lost_by_iperf()
     let delay = Duration::from_millis(20);
     let mut path = VecDeque::new();
     let mut rx = IperfReceiver::new(Some(Duration::from_secs(1)));
-    loop {
-        let Some(now) = [tx.poll_timeout(), path.front().map(|p: &(Instant, _)| p.0)].into_iter().flatten().min() else { break };
+    while let Some(now) = [tx.poll_timeout(), path.front().map(|p: &(Instant, _)| p.0)].into_iter().flatten().min() {
         while path.front().is_some_and(|p: &(Instant, _)| p.0 <= now) {
             let (_, d) = path.pop_front().unwrap();
             rx.handle_datagram(now, &d);
