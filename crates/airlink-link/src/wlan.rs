@@ -636,22 +636,24 @@ mod tests {
     #[test]
     fn a_two_hop_path_gets_about_half_of_a_one_hop_path() {
         let stop = Instant::from_millis(10_000);
-        let one = {
-            let mut link = WlanLink::new(WlanParams::default(), 2, uplinks(1), RngStream::derive(3, "wlan")).unwrap();
-            throughput_bps(&run(&mut link, &[(0, Direction::Up)], 1500, stop), stop)
-        };
-        let routes = HashMap::from([(0, WlanRoute { client: Attachment::Station(0), server: Attachment::Station(1) })]);
-        let mut link = WlanLink::new(WlanParams::default(), 2, routes, RngStream::derive(3, "wlan")).unwrap();
-        let two = throughput_bps(&run(&mut link, &[(0, Direction::Up)], 1500, stop), stop);
-        let ratio = two / one;
-        println!("one hop {:.2} Mbit/s, two hops {:.2} Mbit/s, ratio {ratio:.3}", one / 1e6, two / 1e6);
-        // The AP relays what it wins of a medium shared by two backlogged nodes: about half
-        // of Bianchi's n = 2 throughput, a little under half of one hop's.
-        let half_of_two = 0.5 * bianchi_saturation_bps(&WlanParams::default(), 2, 1500) / one;
-        assert!((ratio / half_of_two - 1.0).abs() < 0.05, "ratio {ratio}, expected about {half_of_two}");
-        let s = link.wlan_stats();
-        assert_eq!(s.relayed, s.nodes[1].successes);
-        assert!(s.nodes[0].queue_drops > 0, "the saturated station overruns the AP's queue");
+        for len in [512, 1500] {
+            let one = {
+                let mut link = WlanLink::new(WlanParams::default(), 2, uplinks(1), RngStream::derive(3, "wlan")).unwrap();
+                throughput_bps(&run(&mut link, &[(0, Direction::Up)], len, stop), stop)
+            };
+            let routes = HashMap::from([(0, WlanRoute { client: Attachment::Station(0), server: Attachment::Station(1) })]);
+            let mut link = WlanLink::new(WlanParams::default(), 2, routes, RngStream::derive(3, "wlan")).unwrap();
+            let two = throughput_bps(&run(&mut link, &[(0, Direction::Up)], len, stop), stop);
+            let ratio = two / one;
+            println!("{len} B: one hop {:.2} Mbit/s, two hops {:.2} Mbit/s, ratio {ratio:.3}", one / 1e6, two / 1e6);
+            // The AP relays what it wins of a medium shared by two backlogged nodes: about half
+            // of Bianchi's n = 2 throughput, which is a little above one node's (fewer idle slots).
+            let half_of_two = 0.5 * bianchi_saturation_bps(&WlanParams::default(), 2, len) / one;
+            assert!((ratio / half_of_two - 1.0).abs() < 0.05, "{len} B: ratio {ratio}, expected about {half_of_two}");
+            let s = link.wlan_stats();
+            assert_eq!(s.relayed, s.nodes[1].successes);
+            assert!(s.nodes[0].queue_drops > 0, "the saturated station overruns the AP's queue");
+        }
     }
 
     #[test]
@@ -668,6 +670,48 @@ mod tests {
         assert_eq!(s.nodes[0].bytes_delivered, 1500);
         assert_eq!(s.nodes[3].bytes_delivered, 52);
         assert_eq!(link.poll_at(), None, "idle once both are through");
+    }
+
+    #[test]
+    fn a_downloads_acks_contend_for_the_medium() {
+        // The AP sends 1500 B packets to station 0, which answers every second one with a
+        // 52 B ACK. Two data exchanges take 2 × (326 + 67.5) µs with the mean backoff; one ACK
+        // exchange adds 114 µs of airtime (0.873 of the ACK-free throughput if its backoff
+        // overlapped the AP's entirely), plus 67.5 µs of backoff if it did not (0.813), plus
+        // collisions between the two nodes.
+        let route = HashMap::from([(0, WlanRoute { client: Attachment::Station(0), server: Attachment::Wired })]);
+        let stop = Instant::from_millis(10_000);
+        let alone = {
+            let mut link = WlanLink::new(WlanParams::default(), 1, route.clone(), RngStream::derive(6, "wlan")).unwrap();
+            throughput_bps(&run(&mut link, &[(0, Direction::Down)], 1500, stop), stop)
+        };
+        let mut link = WlanLink::new(WlanParams::default(), 1, route, RngStream::derive(6, "wlan")).unwrap();
+        let (mut data_bits, mut acks, mut id) = (0u64, 0u64, 1_000_000);
+        let mut now = Instant::ZERO;
+        while now <= stop {
+            while link.nodes[0].queue.len() < 2 {
+                link.enqueue(now, pkt(id, 1500, 0, Direction::Down));
+                id += 1;
+            }
+            now = link.poll_at().expect("backlogged");
+            link.handle_timeout(now);
+            while let Some((at, p)) = link.poll_output() {
+                if p.dir == Direction::Down && at <= stop {
+                    data_bits += 12_000;
+                    if (data_bits / 12_000) % 2 == 0 {
+                        link.enqueue(at, pkt(id, 52, 0, Direction::Up));
+                        id += 1;
+                    }
+                } else if p.dir == Direction::Up {
+                    acks += 1;
+                }
+            }
+        }
+        let with_acks = data_bits as f64 / stop.as_secs_f64();
+        let ratio = with_acks / alone;
+        println!("download alone {:.2} Mbit/s, with its ACKs {:.2} Mbit/s ({ratio:.3})", alone / 1e6, with_acks / 1e6);
+        assert!(acks > 0 && link.wlan_stats().collision_events > 0);
+        assert!(ratio > 0.75 && ratio < 0.873, "ratio {ratio}");
     }
 
     #[test]
