@@ -21,12 +21,14 @@ mod granular;
 mod ofdm4g;
 mod pipe;
 mod trace;
+mod wlan;
 
 pub use cell::{CellDownlink, CellError, CellParams, CellStats, CellUserStats, FerModel, RateSet, SlotRecord};
 pub use granular::Granular;
 pub use ofdm4g::{Ofdm4gDownlink, Ofdm4gModulation, Ofdm4gParams, SlotAllocation};
 pub use pipe::{Pipe, PipeParams, QueueLimit};
 pub use trace::{Trace, TraceError, TraceLink, TraceParams, OPPORTUNITY_BYTES};
+pub use wlan::{bianchi_saturation_bps, Attachment, WlanError, WlanLink, WlanNodeStats, WlanParams, WlanRoute, WlanStats};
 
 use airlink_engine::{Duration, Instant};
 
@@ -39,6 +41,20 @@ pub trait Packet {
     fn flip_bit(&mut self, bit: u64);
     /// The flow the packet belongs to, for drop accounting.
     fn flow(&self) -> u32;
+    /// The packet's direction, for links that carry both directions of a flow (the shared
+    /// WLAN medium); `None` where the packet does not know it.
+    fn direction(&self) -> Option<Direction> {
+        None
+    }
+}
+
+/// Direction of travel of a packet within its flow.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Server to client.
+    Down,
+    /// Client to server.
+    Up,
 }
 
 /// Why a link dropped a packet.
@@ -48,6 +64,8 @@ pub enum DropReason {
     Queue,
     /// Random loss of the link (`loss` probability).
     Loss,
+    /// A MAC gave up on the packet's frame after its retry limit.
+    RetryLimit,
 }
 
 impl DropReason {
@@ -55,6 +73,7 @@ impl DropReason {
         match self {
             DropReason::Queue => "queue",
             DropReason::Loss => "loss",
+            DropReason::RetryLimit => "retry_limit",
         }
     }
 }

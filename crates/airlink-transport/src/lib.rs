@@ -24,11 +24,14 @@
 //! - [`rtt`]: the RFC 6298 estimator;
 //! - [`endpoint`]: the state machine (rules and deviations at the top of the module);
 //! - [`udp`]: UDP media sources (CBR/VBR) and iperf 2 receiver accounting;
-//! - [`dccp`]: DCCP with CCID 2 and CCID 3 ([`DccpEndpoint`], same driver contract).
+//! - [`dccp`]: DCCP with CCID 2 and CCID 3 ([`DccpEndpoint`], same driver contract);
+//! - [`device`]: a sending host's service rate and send buffer ([`DeviceLimit`]): UDP drops
+//!   what does not fit, TCP and DCCP block.
 
 pub mod config;
 pub mod congestion;
 pub mod dccp;
+pub mod device;
 pub mod endpoint;
 mod rangeset;
 mod recv;
@@ -47,6 +50,7 @@ pub use dccp::{
     Ccid, DccpApp, DccpConfig, DccpConfigError, DccpEndpoint, DccpEvent, DccpPacket, DccpState,
     DccpStats, QueuePolicy,
 };
+pub use device::{DeviceLimit, DeviceLimitConfig, DeviceLimitError, DeviceStats};
 pub use endpoint::{Role, TcpEndpoint, TcpEvent, TcpState, TcpStats};
 pub use rtt::RttEstimator;
 pub use scoreboard::SackScoreboard;

@@ -1,0 +1,245 @@
+//! A sending host's own limit (a handheld's CPU and driver, \[S3\] §4): the host serves the
+//! packets it sends one at a time, each taking a service time, and holds at most a small send
+//! buffer of packets that wait for service or are being served.
+//!
+//! The protocols meet a full buffer differently, as a socket does:
+//! - UDP: the datagram is **dropped** at the sender ([`DeviceLimit::offer`] returns `None`). It
+//!   already has its iperf id, so the receiver counts it as lost, as in \[S3\]'s
+//!   Transmitted/Lost columns.
+//! - TCP and DCCP: the sender **blocks**: the driver asks [`DeviceLimit::has_room`] before it
+//!   takes the next packet from the endpoint, and otherwise waits until
+//!   [`DeviceLimit::sender_wake`] (the endpoint's own timers, held back while the buffer is
+//!   full); no packet is lost at the sender.
+//!
+//! Service time of a packet of `bytes`: the larger of 1/`packets_per_sec` and
+//! 8·`bytes`/`bits_per_sec` (either limit may be absent, not both). A packet accepted at `now`
+//! leaves the host (reaches its network interface's link) when its service ends: at
+//! max(`now`, the previous packet's departure) + its service time. The bytes are whatever the
+//! caller counts (the IP packet's size is the natural choice: the host pushes IP packets).
+//!
+//! Sans-IO and deterministic: no clock, no randomness; `now` never decreases between calls.
+
+use airlink_engine::{Duration, Instant};
+use std::collections::VecDeque;
+use std::fmt;
+
+/// Send buffer of [`DeviceLimitConfig::new`], packets: small, as the study's stalled
+/// senders suggest (assumption: the study does not give it).
+pub const DEFAULT_BUFFER_PACKETS: u32 = 4;
+
+/// A host's service rate and send buffer.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct DeviceLimitConfig {
+    /// At most this many packets per second.
+    pub packets_per_sec: Option<f64>,
+    /// At most this many bits per second.
+    pub bits_per_sec: Option<u64>,
+    /// Packets the host holds (waiting or in service); at least 1.
+    pub buffer_packets: u32,
+}
+
+impl DeviceLimitConfig {
+    /// A limit in packets/s and/or bits/s with the default buffer.
+    pub fn new(packets_per_sec: Option<f64>, bits_per_sec: Option<u64>) -> Self {
+        DeviceLimitConfig { packets_per_sec, bits_per_sec, buffer_packets: DEFAULT_BUFFER_PACKETS }
+    }
+
+    pub fn validate(&self) -> Result<(), DeviceLimitError> {
+        match (self.packets_per_sec, self.bits_per_sec) {
+            (None, None) => return Err(DeviceLimitError::NoRate),
+            (Some(p), _) if !(p.is_finite() && p > 0.0) => return Err(DeviceLimitError::BadRate),
+            (_, Some(0)) => return Err(DeviceLimitError::BadRate),
+            _ => {}
+        }
+        if self.buffer_packets == 0 {
+            return Err(DeviceLimitError::NoBuffer);
+        }
+        Ok(())
+    }
+}
+
+/// Why a [`DeviceLimitConfig`] cannot be used.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum DeviceLimitError {
+    /// Neither a packet rate nor a bit rate.
+    NoRate,
+    /// A rate that is not positive and finite.
+    BadRate,
+    /// A send buffer of 0 packets.
+    NoBuffer,
+}
+
+impl fmt::Display for DeviceLimitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::NoRate => "a device limit needs a packet rate or a bit rate",
+            Self::BadRate => "a device limit's rate must be positive and finite",
+            Self::NoBuffer => "a device's send buffer must hold at least 1 packet",
+        })
+    }
+}
+
+impl std::error::Error for DeviceLimitError {}
+
+/// Counters of a [`DeviceLimit`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeviceStats {
+    pub packets_accepted: u64,
+    pub bytes_accepted: u64,
+    /// Packets refused because the send buffer was full (UDP drops them).
+    pub packets_refused: u64,
+    pub bytes_refused: u64,
+}
+
+/// The host's service queue; see the module documentation.
+#[derive(Clone, Debug)]
+pub struct DeviceLimit {
+    cfg: DeviceLimitConfig,
+    /// Departure instants of the packets accepted, oldest first (those still in the host and
+    /// possibly some that left; only the last `buffer_packets` matter).
+    departures: VecDeque<Instant>,
+    stats: DeviceStats,
+}
+
+impl DeviceLimit {
+    pub fn new(cfg: DeviceLimitConfig) -> Result<Self, DeviceLimitError> {
+        cfg.validate()?;
+        Ok(DeviceLimit { cfg, departures: VecDeque::new(), stats: DeviceStats::default() })
+    }
+
+    pub fn config(&self) -> &DeviceLimitConfig {
+        &self.cfg
+    }
+
+    pub fn stats(&self) -> &DeviceStats {
+        &self.stats
+    }
+
+    /// Service time of a packet of `bytes`.
+    pub fn service_time(&self, bytes: u32) -> Duration {
+        let per_packet = self.cfg.packets_per_sec.map_or(Duration::ZERO, |r| Duration::from_secs_f64(1.0 / r));
+        let per_bit = self.cfg.bits_per_sec.map_or(Duration::ZERO, |b| Duration::for_bits(8 * bytes as u64, b));
+        per_packet.max(per_bit)
+    }
+
+    /// Packets in the host at `now` (accepted, not yet departed).
+    pub fn in_host(&self, now: Instant) -> usize {
+        self.departures.len() - self.departures.partition_point(|&d| d <= now)
+    }
+
+    /// Whether a packet offered at `now` would be accepted.
+    pub fn has_room(&self, now: Instant) -> bool {
+        self.in_host(now) < self.cfg.buffer_packets as usize
+    }
+
+    /// While the buffer is full at `now`: when the next packet leaves and makes room (a
+    /// blocked sender's wake-up). `None` when there is room.
+    pub fn wake_at(&self, now: Instant) -> Option<Instant> {
+        if self.has_room(now) {
+            return None;
+        }
+        let n = self.departures.len();
+        Some(self.departures[n - self.cfg.buffer_packets as usize])
+    }
+
+    /// A blocking sender's next wake-up, given its endpoint's `poll_timeout`: while the buffer
+    /// is full, no earlier than the departure that makes room (a sending timer that is due
+    /// cannot send before then, and would otherwise fire again and again at `now`).
+    pub fn sender_wake(&self, now: Instant, endpoint_timeout: Option<Instant>) -> Option<Instant> {
+        match (self.wake_at(now), endpoint_timeout) {
+            (Some(room), Some(t)) => Some(room.max(t)),
+            (room, t) => room.or(t),
+        }
+    }
+
+    /// Offers a packet of `bytes` at `now`: the instant it leaves the host, or `None` if the
+    /// send buffer is full (the packet is refused: UDP drops it).
+    pub fn offer(&mut self, now: Instant, bytes: u32) -> Option<Instant> {
+        if !self.has_room(now) {
+            self.stats.packets_refused += 1;
+            self.stats.bytes_refused += bytes as u64;
+            return None;
+        }
+        let start = self.departures.back().map_or(now, |&d| d.max(now));
+        let leave = start + self.service_time(bytes);
+        self.departures.push_back(leave);
+        // Only the last `buffer_packets` departures can still be in the host.
+        while self.departures.len() > self.cfg.buffer_packets as usize {
+            self.departures.pop_front();
+        }
+        self.stats.packets_accepted += 1;
+        self.stats.bytes_accepted += bytes as u64;
+        Some(leave)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn us(x: u64) -> Instant {
+        Instant::from_micros(x)
+    }
+
+    #[test]
+    fn packets_leave_one_service_time_apart_and_the_buffer_bounds_the_host() {
+        // 1 Mbit/s: a 125-byte packet takes 1 ms; buffer 2.
+        let mut d = DeviceLimit::new(DeviceLimitConfig { buffer_packets: 2, ..DeviceLimitConfig::new(None, Some(1_000_000)) }).unwrap();
+        assert_eq!(d.service_time(125), Duration::from_millis(1));
+        assert_eq!(d.offer(us(0), 125), Some(us(1000)));
+        assert_eq!(d.offer(us(0), 125), Some(us(2000)));
+        assert!(!d.has_room(us(999)));
+        assert_eq!(d.wake_at(us(999)), Some(us(1000)));
+        assert_eq!(d.sender_wake(us(999), Some(us(500))), Some(us(1000)), "a due send waits for room");
+        assert_eq!(d.sender_wake(us(999), Some(us(5000))), Some(us(5000)));
+        assert_eq!(d.sender_wake(us(999), None), Some(us(1000)));
+        assert_eq!(d.offer(us(999), 125), None, "buffer full");
+        assert!(d.has_room(us(1000)));
+        assert_eq!(d.wake_at(us(1000)), None);
+        assert_eq!(d.sender_wake(us(1000), Some(us(500))), Some(us(500)));
+        assert_eq!(d.offer(us(1000), 125), Some(us(3000)), "queued behind the second");
+        // Idle host: service starts at once.
+        assert_eq!(d.offer(us(10_000), 250), Some(us(12_000)));
+        assert_eq!(d.stats(), &DeviceStats { packets_accepted: 4, bytes_accepted: 625, packets_refused: 1, bytes_refused: 125 });
+    }
+
+    #[test]
+    fn the_slower_of_the_packet_and_bit_limits_sets_the_service_time() {
+        let d = DeviceLimit::new(DeviceLimitConfig::new(Some(1000.0), Some(8_000_000))).unwrap();
+        // 1000 packets/s = 1 ms; 8 Mbit/s: 500 B = 0.5 ms, 1500 B = 1.5 ms.
+        assert_eq!(d.service_time(500), Duration::from_millis(1));
+        assert_eq!(d.service_time(1500), Duration::from_micros(1500));
+    }
+
+    #[test]
+    fn an_overloaded_host_accepts_its_service_rate_and_refuses_the_rest() {
+        // 12 Mbit/s of 540-byte packets offered to a 3 Mbit/s host: 3/4 refused.
+        let mut d = DeviceLimit::new(DeviceLimitConfig::new(None, Some(3_000_000))).unwrap();
+        let gap = Duration::for_bits(540 * 8, 12_000_000);
+        let mut t = Instant::ZERO;
+        let mut last = Instant::ZERO;
+        for _ in 0..100_000 {
+            if let Some(leave) = d.offer(t, 540) {
+                assert!(leave >= last && leave > t);
+                last = leave;
+            }
+            t += gap;
+        }
+        let s = d.stats();
+        let refused = s.packets_refused as f64 / 100_000.0;
+        assert!((refused - 0.75).abs() < 0.001, "refused {refused}");
+        let rate = 8.0 * s.bytes_accepted as f64 / last.as_secs_f64();
+        assert!((rate / 3e6 - 1.0).abs() < 0.001, "rate {rate}");
+    }
+
+    #[test]
+    fn bad_limits_are_refused() {
+        assert_eq!(DeviceLimit::new(DeviceLimitConfig::new(None, None)).err(), Some(DeviceLimitError::NoRate));
+        assert_eq!(DeviceLimit::new(DeviceLimitConfig::new(Some(0.0), None)).err(), Some(DeviceLimitError::BadRate));
+        assert_eq!(DeviceLimit::new(DeviceLimitConfig::new(Some(-5.0), None)).err(), Some(DeviceLimitError::BadRate));
+        assert_eq!(DeviceLimit::new(DeviceLimitConfig::new(Some(f64::NAN), None)).err(), Some(DeviceLimitError::BadRate));
+        assert_eq!(DeviceLimit::new(DeviceLimitConfig::new(None, Some(0))).err(), Some(DeviceLimitError::BadRate));
+        let no_buffer = DeviceLimitConfig { buffer_packets: 0, ..DeviceLimitConfig::new(None, Some(1)) };
+        assert_eq!(DeviceLimit::new(no_buffer).err(), Some(DeviceLimitError::NoBuffer));
+    }
+}
