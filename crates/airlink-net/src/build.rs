@@ -234,8 +234,14 @@ fn path_size(t: &sc::topology::Topology, flow: usize) -> Result<PathSize, BuildE
     let mut rated = Vec::with_capacity(down.len());
     for &l in down {
         let link = &t.links[l];
+        let mut capacity = capacity_bps(&link.model, &link.key.join("."))?;
+        if let sc::LinkModel::Cell(_) = link.model {
+            // A cell's users share its slots: a flow's part is at most its even share.
+            let users = t.paths.iter().filter(|(down, _)| down.contains(&l)).count().max(1) as u64;
+            capacity = capacity.map(|c| c / users);
+        }
         // An unbounded queue cannot size a window: it counts for nothing.
-        rated.push((capacity_bps(&link.model, &link.key.join("."))?, queue_of(&link.model).map_or(0, queue_bytes)));
+        rated.push((capacity, queue_of(&link.model).map_or(0, queue_bytes)));
     }
     Ok(PathSize {
         bottleneck_bps: rated.iter().filter_map(|r| r.0).min(),
