@@ -118,15 +118,8 @@ impl<P: Packet> Granular<P> {
 impl<P: Packet> Link<P> for Granular<P> {
     /// As the pipe's: the unit on the air keeps its end; the new rate applies from the next unit.
     fn change(&mut self, _now: Instant, c: &LinkChange) -> Result<(), String> {
-        if let Some(rate) = c.rate_bps {
-            self.rate_bps = rate;
-            self.params.rate_bps = Some(rate);
-        }
-        let p = &mut self.params;
-        p.delay = c.delay.unwrap_or(p.delay);
-        p.queue_limit = c.queue_limit.unwrap_or(p.queue_limit);
-        p.loss = c.loss.unwrap_or(p.loss);
-        p.bit_error_rate = c.bit_error_rate.unwrap_or(p.bit_error_rate);
+        self.params.apply(c)?;
+        self.rate_bps = c.rate_bps.unwrap_or(self.rate_bps);
         Ok(())
     }
 

@@ -38,6 +38,21 @@ impl Default for PipeParams {
     }
 }
 
+impl PipeParams {
+    /// A timed change's values over these (a pipe has no radio channel to change).
+    pub fn apply(&mut self, c: &LinkChange) -> Result<(), String> {
+        if c.mean_snr_db.is_some() {
+            return Err("a pipe has no radio channel: it cannot change a mean SNR".into());
+        }
+        self.rate_bps = c.rate_bps.or(self.rate_bps);
+        self.delay = c.delay.unwrap_or(self.delay);
+        self.queue_limit = c.queue_limit.unwrap_or(self.queue_limit);
+        self.loss = c.loss.unwrap_or(self.loss);
+        self.bit_error_rate = c.bit_error_rate.unwrap_or(self.bit_error_rate);
+        Ok(())
+    }
+}
+
 pub struct Pipe<P> {
     params: PipeParams,
     rng: RngStream,
@@ -87,16 +102,7 @@ impl<P: Packet> Link<P> for Pipe<P> {
     /// Packets already in the pipe keep the schedule they were given at their arrival (as
     /// netem's); the new values apply to packets arriving from `now` on.
     fn change(&mut self, _now: Instant, c: &LinkChange) -> Result<(), String> {
-        if c.mean_snr_db.is_some() {
-            return Err("a pipe has no radio channel: it cannot change a mean SNR".into());
-        }
-        let p = &mut self.params;
-        p.rate_bps = c.rate_bps.or(p.rate_bps);
-        p.delay = c.delay.unwrap_or(p.delay);
-        p.queue_limit = c.queue_limit.unwrap_or(p.queue_limit);
-        p.loss = c.loss.unwrap_or(p.loss);
-        p.bit_error_rate = c.bit_error_rate.unwrap_or(p.bit_error_rate);
-        Ok(())
+        self.params.apply(c)
     }
 
     fn enqueue(&mut self, now: Instant, mut pkt: P) {
