@@ -518,6 +518,8 @@ impl Datapath {
                     let mut pkt = pkt;
                     pkt.up = from_client;
                     pkt.route = self.path_of(from_client, pkt.ports);
+                    // Traffic of no scenario flow takes the shared path: the first flow's.
+                    pkt.flow = if pkt.route as usize == self.paths.len() - 1 { 0 } else { pkt.route as u32 };
                     self.forward(now, pkt);
                 }
                 Err(Malformed::NotIp) | Err(Malformed::BadHeader) => {

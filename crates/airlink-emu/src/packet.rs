@@ -6,7 +6,10 @@ use airlink_link::Packet;
 #[derive(Clone, Debug, PartialEq)]
 pub struct EmuPacket {
     pub data: Vec<u8>,
-    flow: u32,
+    /// A hash of its 5-tuple when read, then (by the datapath) the index of the scenario flow
+    /// whose path it takes, as the simulator numbers flows: links that tell flows apart (a
+    /// cell's users) and the drop log see the same ids in both modes.
+    pub flow: u32,
     /// TCP or UDP source and destination ports (0 for other protocols).
     pub ports: (u16, u16),
     /// Which path the datapath sends it along (a scenario flow's, or the shared one), and the
