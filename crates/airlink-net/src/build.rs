@@ -10,8 +10,8 @@ use airlink_sched::{SchedulerConfig, TcpParams};
 use airlink_phy::{Modulation, ModulationTable, OddKModel, SwitchingRule};
 use airlink_scenario as sc;
 use airlink_transport::dccp::{AckRatioMode, Ccid, DccpApp, DccpConfig, DccpEndpoint};
-use airlink_transport::udp::{IperfReceiver, RateCap, Traffic, UdpSender, UdpSourceConfig};
-use airlink_transport::{AfcConfig, CongestionConfig, CubicConfig, VenoConfig, Recovery, Role, TcpConfig, TcpEndpoint};
+use airlink_transport::udp::{IperfReceiver, Traffic, UdpSender, UdpSourceConfig};
+use airlink_transport::{AfcConfig, DeviceLimit, DeviceLimitConfig, CongestionConfig, CubicConfig, VenoConfig, Recovery, Role, TcpConfig, TcpEndpoint};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Mutex, OnceLock};
 use std::fmt;
@@ -651,7 +651,7 @@ fn media_source(f: &sc::FlowConfig, max_payload: u32) -> Option<UdpSourceConfig>
         traffic,
         start: Instant::ZERO + f.start.0,
         stop: f.stop.map(|t| Instant::ZERO + t.0),
-        cap: f.rate_cap.map(|r| RateCap::BitsPerSec(r.0)),
+        cap: None,
     })
 }
 
@@ -734,6 +734,10 @@ pub fn scenario_flow(f: &sc::FlowConfig, i: usize) -> Result<Flow, BuildError> {
         flow.stop_at(Instant::ZERO + stop.0);
     }
     flow.name = f.name.clone();
+    if let Some(d) = &f.device {
+        let cfg = DeviceLimitConfig { packets_per_sec: d.packet_rate, bits_per_sec: d.rate.map(|r| r.0), buffer_packets: d.buffer };
+        flow.limit_sender(DeviceLimit::new(cfg).map_err(|e| BuildError(format!("flow {i}: device: {e}")))?);
+    }
     Ok(flow)
 }
 

@@ -9,7 +9,8 @@ use crate::summary::{FlowSummary, IperfSummary};
 use airlink_engine::{Duration, Instant};
 use airlink_transport::dccp::{DccpEndpoint, DccpEvent, DccpPacket};
 use airlink_transport::udp::{IperfReceiver, UdpDatagram, UdpSender};
-use airlink_transport::{Segment, TcpEndpoint, TcpEvent};
+use airlink_transport::{DeviceLimit, Segment, TcpEndpoint, TcpEvent};
+use std::collections::VecDeque;
 
 /// What a simulated packet carries: one protocol's header fields (payload as a byte count).
 #[derive(Clone, Debug)]
@@ -48,6 +49,9 @@ pub struct Flow {
     stop: Option<Instant>,
     /// Starts and stops not yet written to the event log.
     unlogged: Vec<(Instant, &'static str)>,
+    /// The data sender's own limit, if any, and the packets its host holds: the instant each
+    /// leaves, oldest first.
+    sender_limit: Option<(DeviceLimit, VecDeque<(Instant, Pdu)>)>,
     /// Bytes the application transfers; `None`: as many as it can until the stop time.
     pub bytes: Option<u64>,
     pub delivered: u64,
@@ -71,6 +75,7 @@ impl Flow {
             name: None,
             stop: None,
             unlogged: Vec::new(),
+            sender_limit: None,
             ends,
             start,
             bytes,
@@ -106,9 +111,24 @@ impl Flow {
         self.stop = Some(at);
     }
 
+    /// The server's host serves its packets as `limit` says: a UDP datagram that finds it full
+    /// is dropped there, TCP and DCCP wait for room.
+    pub fn limit_sender(&mut self, limit: DeviceLimit) {
+        self.sender_limit = Some((limit, VecDeque::new()));
+    }
+
     pub fn poll_timeout(&self, side: Side) -> Option<Instant> {
         let stop = self.stop.filter(|_| side == Side::Server);
-        earliest(self.ends.poll_timeout(side), stop)
+        let endpoint = self.ends.poll_timeout(side);
+        match &self.sender_limit {
+            Some((limit, held)) if side == Side::Server => {
+                let leaves = held.front().map(|(t, _)| *t);
+                // A blocked sender waits for room: its due send timers cannot send before then.
+                let blocked = held.len() >= limit.config().buffer_packets as usize && !matches!(self.ends, Ends::Udp { .. });
+                earliest(earliest(if blocked { None } else { endpoint }, leaves), stop)
+            }
+            _ => earliest(endpoint, stop),
+        }
     }
 
     pub fn handle_timeout(&mut self, side: Side, now: Instant) {
@@ -122,8 +142,24 @@ impl Flow {
         self.ends.handle_timeout(side, now)
     }
 
+    /// The next packet that leaves `side`'s host at `now`.
     pub fn poll_transmit(&mut self, side: Side, now: Instant) -> Option<Pdu> {
-        self.ends.poll_transmit(side, now)
+        let Some((limit, held)) = self.sender_limit.as_mut().filter(|_| side == Side::Server) else {
+            return self.ends.poll_transmit(side, now);
+        };
+        let udp = matches!(self.ends, Ends::Udp { .. });
+        // UDP hands over every datagram that is due (the host drops what does not fit); TCP and
+        // DCCP only while the host has room.
+        while udp || limit.has_room(now) {
+            let Some(pdu) = self.ends.poll_transmit(side, now) else { break };
+            if let Some(leaves) = limit.offer(now, pdu.wire_len()) {
+                held.push_back((leaves, pdu));
+            }
+        }
+        match held.front() {
+            Some((t, _)) if *t <= now => held.pop_front().map(|(_, pdu)| pdu),
+            _ => None,
+        }
     }
 
     /// Payload reached the client's application. Returns true when it completed the flow.
@@ -241,6 +277,7 @@ impl Flow {
             timeouts: sent.timeouts,
             fast_recoveries: sent.fast_recoveries,
             checksum_drops: self.checksum_drops,
+            sender_drops: self.sender_limit.as_ref().map(|(limit, _)| limit.stats().packets_refused),
             iperf: self.ends.receiver().map(|r| {
                 let t = r.totals();
                 IperfSummary {

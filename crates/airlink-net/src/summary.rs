@@ -60,6 +60,9 @@ pub struct FlowSummary {
     pub fast_recoveries: u64,
     /// Packets of the flow dropped by a receiver's checksum (bit errors).
     pub checksum_drops: u64,
+    /// With a `device` limit: packets its host refused (UDP datagrams dropped at the sender).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sender_drops: Option<u64>,
     /// What iperf would report at the client (UDP and DCCP flows).
     pub iperf: Option<IperfSummary>,
 }

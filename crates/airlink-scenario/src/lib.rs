@@ -785,9 +785,6 @@ impl FlowConfig {
                 if self.dccp.is_some() {
                     return only("dccp", "dccp flows");
                 }
-                if self.rate_cap.is_some() {
-                    return only("rate_cap", "udp and dccp flows");
-                }
                 if !matches!(app, App::Bulk | App::File) {
                     return Err((p(&["app"]), format!("a tcp flow carries bulk or file, not {app_name}")));
                 }
@@ -840,12 +837,25 @@ impl FlowConfig {
         if self.frame_sizes.as_ref().is_some_and(|f| f.len() > 100_000) {
             return Err((p(&["frame_sizes"]), "expected at most 100000 frame sizes".into()));
         }
-        for (key, rate) in [("rate", self.rate), ("rate_cap", self.rate_cap)] {
-            if rate.is_some_and(|r| r.0 == 0) {
-                return Err((p(&[key]), "expected a positive rate".into()));
+        if let Some(r) = self.rate {
+            if r.0 == 0 {
+                return Err((p(&["rate"]), "expected a positive rate".into()));
             }
-            if let Some(r) = rate {
-                check_rate(r).map_err(|m| (p(&[key]), m))?;
+            check_rate(r).map_err(|m| (p(&["rate"]), m))?;
+        }
+        if let Some(d) = &self.device {
+            let at = |k: &str| p(&["device", k]);
+            match (d.rate, d.packet_rate) {
+                (None, None) => return Err((p(&["device"]), "expected a `rate` (bit/s) or a `packet_rate` (packets/s), or both".into())),
+                (Some(r), _) if r.0 == 0 => return Err((at("rate"), "expected a positive rate".into())),
+                (Some(r), _) => check_rate(r).map_err(|m| (at("rate"), m))?,
+                _ => {}
+            }
+            if let Some(pps) = d.packet_rate.filter(|r| !(*r > 0.0 && *r <= MAX_PACKET_RATE)) {
+                return Err((at("packet_rate"), format!("{pps} packets per second: expected more than 0, at most {MAX_PACKET_RATE}")));
+            }
+            if !(1..=10_000).contains(&d.buffer) {
+                return Err((at("buffer"), format!("{} packets: expected 1 to 10000", d.buffer)));
             }
         }
         let max_payload = 65_507;

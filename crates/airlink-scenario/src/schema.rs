@@ -233,6 +233,26 @@ pub struct ChangeConfig {
     pub return_path: Option<Vec<String>>,
 }
 
+/// `[flow.device]`: the data sender's service rate (IP packets) and send buffer.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceConfig {
+    /// At most this many bits per second of IP packets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    /// At most this many packets per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packet_rate: Option<f64>,
+    /// Packets the host holds, waiting or being sent. Default 4 (an assumption: the DCCP study's
+    /// stalled senders suggest a small one; it does not give it).
+    #[serde(default = "default_device_buffer")]
+    pub buffer: u32,
+}
+
+fn default_device_buffer() -> u32 {
+    4
+}
+
 /// A flow named by its `name` or by its index in `[[flow]]`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum FlowRef {
@@ -933,9 +953,11 @@ pub struct FlowConfig {
     /// VBR: frames per second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame_rate: Option<f64>,
-    /// The most the sending host can send (a handheld's CPU limit), any protocol but TCP.
+    /// The sending host's own limit (a handheld's CPU and driver): it serves its packets one
+    /// at a time and holds only a few. A UDP datagram that finds the host full is dropped there
+    /// (iperf counts it lost); TCP and DCCP senders wait for room instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate_cap: Option<Rate>,
+    pub device: Option<DeviceConfig>,
     /// Interval of the receiver's iperf-style reports (UDP, DCCP). Default 1 s.
     #[serde(default = "default_report_interval")]
     pub report_interval: Time,

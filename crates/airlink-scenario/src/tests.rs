@@ -65,6 +65,8 @@ fn impossible_values_are_refused_with_their_place() {
         ("[downlink.pipe]\n[[flow]]\nprotocol = \"udp\"\nrate = \"1 Mbit/s\"\npacket_size = \"0 B\"\n", 5, 15, "expected 1 to 65507 B"),
         ("[downlink.pipe]\n[[flow]]\nprotocol = \"udp\"\nrate = \"1 Mbit/s\"\nstart = \"5 s\"\nstop = \"2 s\"\n", 6, 8, "stops before it starts"),
         ("[downlink.pipe]\n[[flow]]\nstart = \"3 s\"\nstop = \"2 s\"\n", 4, 8, "stops before it starts"),
+        ("[downlink.pipe]\n[[flow]]\n[flow.device]\nbuffer = 2\n", 3, 1, "expected a `rate` (bit/s) or a `packet_rate`"),
+        ("[downlink.pipe]\n[[flow]]\n[flow.device]\nrate = \"3 Mbit/s\"\nbuffer = 0\n", 5, 10, "0 packets: expected 1 to 10000"),
     ];
     for (text, line, column, what) in cases {
         let e = err(text);
