@@ -7,7 +7,8 @@ Its Figs. 3-5 (CDFs of system TCP throughput, per-user throughput and F_sys), TC
 PF as a paired difference (the study: about +12 %), Jain's index, timeouts, and the intervals
 between a user's turns beside each user's retransmission timeout, which say whether PF's gaps
 can cause the spurious timeouts the study describes. The study gives no link budget and no
-frame-error model: both frame-error readings of spec C.1 (waterfall, and a fixed 1 %) are run.
+frame-error model: both frame-error readings of spec C.1 (waterfall, and a fixed 1 %) are run,
+and the default link budget (edge SINR 0 dB) beside a weaker one (−5 dB).
 """
 
 from __future__ import annotations

@@ -144,7 +144,7 @@ LEFT_OUT = ("Figs. 1-2 show cwnd and the delivered (acknowledged) sequence from 
 
 def render_html(rep: Reproduction) -> str:
     esc = html.escape
-    body = [f"<h1>Reproduction of TCP-PF: {esc(tcppf.TITLE)}</h1>", "<ul>"]
+    body = [f"<h1>Reproduction: {esc(tcppf.TITLE)}</h1>", "<ul>"]
     body += [f"<li>{esc(line)}</li>" for line in tcppf.setup_lines(rep)]
     body += ["</ul>", f"<p>{esc(' '.join((tcppf.__doc__ or '').split()))}</p>", f"<p>{esc(' '.join(FINDINGS.split()))}</p>"]
     if rep.claims:
