@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from airlink.studies import afc, reproduction, seawind, wipemu
+from airlink.studies import afc, reproduction, seawind, tcppf, wipemu
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,15 @@ STUDIES: dict[str, Study] = {
         reproduce=seawind.reproduce,
         write_report=_write_seawind_report,
         text=seawind.text,
+    ),
+    "tcp-pf": Study(
+        name=tcppf.NAME,
+        title=tcppf.TITLE,
+        parts=tcppf.PARTS,
+        default_seeds=tcppf.SEEDS,
+        reproduce=tcppf.reproduce,
+        write_report=tcppf.write_report,
+        text=tcppf.text,
     ),
 }
 

@@ -1,0 +1,329 @@
+"""The TCP-PF study (seed 002, Klein, Leung and Zheng): 21 TCP Reno downloads in one cell under
+the schedulers RR, MAX, PF, TCP-PF and TCP-MAX (and TCP-PF with its intervals in slots, the
+study's literal eq. 13), 25 s per placement, every scheduler on the same placements, fading and
+frame-error draws (common random numbers: seed s is the same cell for every scheduler).
+
+Its Figs. 3-5 (CDFs of system TCP throughput, per-user throughput and F_sys), TCP-PF's gain over
+PF as a paired difference (the study: about +12 %), Jain's index, timeouts, and the intervals
+between a user's turns beside each user's retransmission timeout, which say whether PF's gaps
+can cause the spurious timeouts the study describes. The study gives no link budget and no
+frame-error model: both frame-error readings of spec C.1 (waterfall, and a fixed 1 %) are run,
+and the default link budget (edge SINR 0 dB) beside a weaker one (−5 dB).
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from airlink import stats
+from airlink.experiment import Experiment, build_experiment
+from airlink.scenarios import scenario_dir
+from airlink.store import load_series
+from airlink.studies.reproduction import run_part, store_lines, store_of
+from airlink.version import version
+
+NAME = "tcp-pf"
+TITLE = "TCP-PF: opportunistic schedulers and TCP Reno in a 21-user cell (700 kB downloads, 25 s)"
+PARTS = ("waterfall", "fixed-fer", "edge-5db", "traces")
+SEEDS = 50
+QUICK_STOP = "8 s"  # the quick form's run length (the test suite's)
+
+#: Scheduler label -> its overrides; "tcp-pf-slots" is TCP-PF with φ in slots (spec C.2).
+SCHEDULERS: dict[str, tuple[str, ...]] = {
+    "rr": ("downlink.cell.scheduler=rr",),
+    "max": ("downlink.cell.scheduler=max",),
+    "pf": ("downlink.cell.scheduler=pf",),
+    "tcp-pf": ("downlink.cell.scheduler=tcp-pf",),
+    "tcp-max": ("downlink.cell.scheduler=tcp-max",),
+    "tcp-pf-slots": ("downlink.cell.scheduler=tcp-pf", "downlink.cell.phi_in_slots=true"),
+}
+LABELS = {"rr": "RR", "max": "MAX", "pf": "PF", "tcp-pf": "TCP-PF", "tcp-max": "TCP-MAX",
+          "tcp-pf-slots": "TCP-PF (φ in slots)"}
+STUDY_SCHEDULERS = ("rr", "max", "pf", "tcp-pf", "tcp-max")  # the study's five
+REFERENCE = "pf"  # paired differences are against PF
+#: Each grid's assumptions (spec C.1 (A)): the frame-error model, and the link budget.
+GRIDS = {"waterfall": ("downlink.cell.frame_errors=waterfall",),
+         "fixed-fer": ("downlink.cell.frame_errors=fixed", "downlink.cell.frame_error_rate=0.01"),
+         "edge-5db": ("downlink.cell.frame_errors=waterfall", "downlink.cell.edge_snr=-5 dB")}
+GRID_TEXT = {"waterfall": "waterfall frame errors, edge SINR 0 dB (the defaults)",
+             "fixed-fer": "a fixed 1 % frame error rate, edge SINR 0 dB",
+             "edge-5db": "waterfall frame errors, edge SINR −5 dB (a weaker link budget)"}
+STUDY_GAIN = 0.12  # TCP-PF over PF, mean system TCP throughput
+#: Timeouts this early are the start-up's (the initial RTO of 1 s, before an RTT sample), not a gap's.
+START_S = 3.0
+GAP_S = 1.0  # a turn gap this long is the study's Fig. 1 kind (it shows one of about 2 s)
+
+Records = Mapping[tuple[int, int], Mapping[str, Any]]
+
+
+def _scenario() -> Path:
+    return scenario_dir() / "cell" / "tcp-pf.toml"
+
+
+def run_figures(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """One run's figures: system TCP throughput (the study's: bytes each user received in the run
+    over the run's length, whether or not its file completed) and MAC throughput, Jain's index, F_sys
+    (ln, Γ in kB/s; -inf when a user got nothing), TCP timeouts and retransmissions, and each
+    user's goodput and interval statistics (the cell lists users in flow order)."""
+    flows = summary["flows"]
+    users = next(link for link in summary["links"] if link.get("users") is not None)["users"]
+    goodput = [8.0 * f["bytes_delivered"] / summary["sim_time_s"] for f in flows]
+    fairness = stats.proportional_fairness([g / 8000 for g in goodput])
+    return {
+        "system_bps": math.fsum(goodput), "mac_bps": math.fsum(u["mac_throughput_bps"] for u in users),
+        "jain": stats.jain_index(goodput), "f_sys": fairness.ln, "starved": fairness.starved,
+        "timeouts": sum(f["timeouts"] for f in flows), "retransmissions": sum(f["retransmissions"] for f in flows),
+        "spurious": sum(f["spurious_retransmissions"] for f in flows),
+        "users_with_timeouts": sum(1 for f in flows if f["timeouts"]),
+        "user_bps": goodput, "user_timeouts": [f["timeouts"] for f in flows],
+        "interval_mean_s": [u["interval_mean_s"] for u in users], "interval_std_s": [u["interval_std_s"] for u in users],
+        "interval_max_s": [u["interval_max_s"] for u in users], "mean_sinr_db": [u["mean_sinr_db"] for u in users],
+    }
+
+
+def paired(xs: Sequence[float], refs: Sequence[float]) -> dict[str, float]:
+    """The mean of the differences x_s − ref_s over the same seeds s, its 95 % t interval, and
+    both as a fraction of the reference's mean.
+
+    >>> d = paired([11, 12, 13], [10, 10, 10])
+    >>> d["mean"], round(d["relative"], 2)
+    (2.0, 0.2)
+    """
+    if len(xs) != len(refs):
+        raise ValueError("paired differences need the same seeds on both sides")
+    diff = stats.estimate([x - r for x, r in zip(xs, refs)])
+    ref = stats.mean(refs)
+    return {"mean": diff.mean, "ci95": diff.ci95, "relative": diff.mean / ref, "relative_ci95": diff.ci95 / ref}
+
+
+def _finite_mean(xs: Sequence[float]) -> float:
+    finite = [x for x in xs if math.isfinite(x)]
+    return stats.mean(finite)
+
+
+@dataclass
+class Part:
+    """One grid (one set of assumptions): each scheduler's runs (seed order) and what they give."""
+
+    runs: dict[str, list[dict[str, Any]]]
+    table: list[dict[str, Any]] = field(default_factory=list)
+    differences: list[dict[str, Any]] = field(default_factory=list)
+
+    def series(self, scheduler: str, key: str) -> list[float]:
+        return [float(r[key]) for r in self.runs[scheduler]]
+
+
+def summarise(runs: dict[str, list[dict[str, Any]]]) -> Part:
+    part = Part(runs)
+    for s, rs in runs.items():
+        system, mac, jain = (stats.estimate([r[k] for r in rs]) for k in ("system_bps", "mac_bps", "jain"))
+        f_sys = [r["f_sys"] for r in rs]
+        intervals = [x for r in rs for x in r["interval_mean_s"] if x is not None]
+        stds = [x for r in rs for x in r["interval_std_s"] if x is not None]
+        gaps = [x for r in rs for x in r["interval_max_s"] if x is not None]
+        part.table.append({
+            "scheduler": s, "label": LABELS[s], "runs": len(rs),
+            "system_kbps": system.mean / 1e3, "system_ci95_kbps": system.ci95 / 1e3,
+            "mac_kbps": mac.mean / 1e3, "mac_ci95_kbps": mac.ci95 / 1e3, "tcp_over_mac": system.mean / mac.mean,
+            "jain": jain.mean, "jain_ci95": jain.ci95,
+            "f_sys_mean": stats.mean(f_sys), "f_sys_finite_mean": _finite_mean(f_sys),
+            "runs_with_starved_user": sum(1 for r in rs if r["starved"]),
+            "timeouts_per_run": stats.mean([r["timeouts"] for r in rs]),
+            "users_with_timeouts_per_run": stats.mean([r["users_with_timeouts"] for r in rs]),
+            "spurious_per_run": stats.mean([r["spurious"] for r in rs]),
+            "retransmissions_per_run": stats.mean([r["retransmissions"] for r in rs]),
+            "interval_mean_s": stats.mean(intervals), "interval_std_s": stats.mean(stds),
+            "interval_max_s": stats.mean(gaps), "largest_gap_s": max(gaps, default=math.nan),
+            "users_gap_over_1s_pct": 100 * sum(1 for g in gaps if g > GAP_S) / max(len(gaps), 1),
+        })
+    if REFERENCE in runs:
+        ref = part.series(REFERENCE, "system_bps")
+        for s in runs:
+            if s == REFERENCE:
+                continue
+            d, t = paired(part.series(s, "system_bps"), ref), paired(part.series(s, "timeouts"), part.series(REFERENCE, "timeouts"))
+            part.differences.append({"scheduler": s, "label": LABELS[s], "against": LABELS[REFERENCE],
+                                     "system_diff_kbps": d["mean"] / 1e3, "system_diff_ci95_kbps": d["ci95"] / 1e3,
+                                     "system_gain_pct": 100 * d["relative"], "system_gain_ci95_pct": 100 * d["relative_ci95"],
+                                     "timeouts_diff": t["mean"], "timeouts_diff_ci95": t["ci95"]})
+    return part
+
+
+@dataclass
+class Reproduction:
+    seeds: int
+    quick: bool = False
+    parts: tuple[str, ...] = PARTS
+    extra_overrides: tuple[str, ...] = ()
+    grids: dict[str, Part] = field(default_factory=dict)  # by grid (GRIDS)
+    #: Seed 1 with time series: per scheduler, each user's cwnd/delivered trace and its RTO.
+    traces: dict[str, dict[str, Any]] = field(default_factory=dict)
+    claims: list[dict[str, str]] = field(default_factory=list)
+    stores: dict[str, Path] = field(default_factory=dict)
+
+    def to_json(self, only: str | None = None) -> Any:
+        return {"study": NAME, "seeds": self.seeds, "quick": self.quick,
+                "grids": {k: {"schedulers": p.table, "paired_vs_pf": p.differences} for k, p in self.grids.items()},
+                "gaps_vs_rto": {s: t["users"] for s, t in self.traces.items()}, "claims": self.claims}
+
+
+def grid_experiment(grid: str, seeds: int, extra: Sequence[str]) -> Experiment:
+    points = [((("scheduler", s),), (*over, *GRIDS[grid], *extra)) for s, over in SCHEDULERS.items()]
+    return build_experiment(f"tcp-pf-{grid}", f"airlink reproduce tcp-pf: cell/tcp-pf.toml per scheduler, {GRID_TEXT[grid]}",
+                            _scenario(), points, range(1, seeds + 1), metrics=("flows.*.goodput_bps",))
+
+
+def traces_experiment(extra: Sequence[str]) -> Experiment:
+    points = [((("scheduler", s),), (*over, *extra)) for s, over in SCHEDULERS.items()]
+    return build_experiment("tcp-pf-traces", "airlink reproduce tcp-pf: cell/tcp-pf.toml per scheduler, seed 1, "
+                            "time series", _scenario(), points, (1,), metrics=("flows.*.goodput_bps",), series=True)
+
+
+def _grid(exp: Experiment, records: Records) -> Part:
+    runs = {dict(c.params)["scheduler"]: [run_figures(records[c.index, r]["summary"]) for r in range(exp.repetitions.count)]
+            for c in exp.configs}
+    return summarise(runs)
+
+
+def _traces(exp: Experiment, store: Path, records: Records) -> dict[str, dict[str, Any]]:
+    """Per scheduler (seed 1): each user's cwnd and delivered bytes against time, and its turn
+    gaps beside its retransmission timeout (median of the sampled RTO after the first second)."""
+    out = {}
+    for c in exp.configs:
+        record = records[c.index, 0]
+        flows = load_series(store, record["key"], "flows")
+        fig = run_figures(record["summary"])
+        users = []
+        for i in range(len(fig["user_bps"])):
+            f = flows[flows["flow"] == i]
+            settled = f[(f["time_ns"] >= 1e9) & f["rto_us"].notna()]
+            start = f[f["time_ns"] <= START_S * 1e9]["timeouts"]
+            users.append({"user": i, "goodput_kbps": fig["user_bps"][i] / 1e3, "timeouts": fig["user_timeouts"][i],
+                          "start_timeouts": int(start.max()) if len(start) else 0, "mean_sinr_db": fig["mean_sinr_db"][i], "interval_mean_s": fig["interval_mean_s"][i],
+                          "interval_max_s": fig["interval_max_s"][i],
+                          "srtt_median_s": float(settled["srtt_us"].median()) / 1e6 if len(settled) else math.nan,
+                          "rto_median_s": float(settled["rto_us"].median()) / 1e6 if len(settled) else math.nan})
+        out[dict(c.params)["scheduler"]] = {
+            "users": users,
+            "series": {i: {"time_s": (g["time_ns"] / 1e9).tolist(), "cwnd_segments": (g["cwnd_bytes"] / 536).tolist(),
+                           "delivered_segments": (g["delivered_bytes"] / 536).tolist(), "timeouts": g["timeouts"].tolist()}
+                       for i, g in flows.groupby("flow")},
+        }
+    return out
+
+
+def _row(part: Part, s: str) -> dict[str, Any]:
+    return next(r for r in part.table if r["scheduler"] == s)
+
+
+def _diff(part: Part, s: str) -> dict[str, Any]:
+    return next(d for d in part.differences if d["scheduler"] == s)
+
+
+def claims_of(part: Part, grid: str) -> list[dict[str, str]]:
+    """The study's statements, checked on one grid."""
+    def claim(name: str, ok: bool, detail: str) -> dict[str, str]:
+        return {"claim": f"{name} ({grid})", "status": "PASS" if ok else "FAIL", "detail": detail}
+
+    rows = {s: _row(part, s) for s in STUDY_SCHEDULERS}
+    gain = _diff(part, "tcp-pf")
+    low = gain["system_gain_pct"] - gain["system_gain_ci95_pct"]
+    out = [claim("tcp-pf-above-pf", low > 0,
+                 f"TCP-PF − PF, paired: {gain['system_gain_pct']:+.1f} % ± {gain['system_gain_ci95_pct']:.1f} % of PF's "
+                 f"system TCP throughput (study: about +{100 * STUDY_GAIN:.0f} %)")]
+    tcp_max = paired(part.series("tcp-max", "system_bps"), part.series("tcp-pf", "system_bps"))
+    # "At or slightly above": not below, and within 5 % ("the difference is not that significant").
+    out.append(claim("tcp-max-at-or-slightly-above-tcp-pf",
+                     tcp_max["relative"] + tcp_max["relative_ci95"] >= 0 and tcp_max["relative"] <= 0.05,
+                     f"TCP-MAX − TCP-PF, paired: {100 * tcp_max['relative']:+.1f} % ± {100 * tcp_max['relative_ci95']:.1f} %"))
+    mac_top = max(rows, key=lambda s: rows[s]["mac_kbps"])
+    ratio_low = min(rows, key=lambda s: rows[s]["tcp_over_mac"])
+    out.append(claim("max-highest-mac-degraded-tcp", mac_top == "max" and ratio_low == "max"
+                     and rows["max"]["system_kbps"] < rows["tcp-pf"]["system_kbps"],
+                     f"MAC: highest {LABELS[mac_top]} ({rows[mac_top]['mac_kbps']:,.0f} kbit/s); TCP/MAC: MAX "
+                     f"{rows['max']['tcp_over_mac']:.2f}, lowest {LABELS[ratio_low]}; TCP: MAX {rows['max']['system_kbps']:,.0f} "
+                     f"vs TCP-PF {rows['tcp-pf']['system_kbps']:,.0f} kbit/s"))
+    over_rr = paired(part.series("tcp-pf", "system_bps"), part.series("rr", "system_bps"))
+    out.append(claim("tcp-pf-well-above-rr", over_rr["relative"] - over_rr["relative_ci95"] > 0.05,
+                     f"TCP-PF − RR, paired: {100 * over_rr['relative']:+.1f} % ± {100 * over_rr['relative_ci95']:.1f} %"))
+    f_top = max(rows, key=lambda s: rows[s]["f_sys_mean"])
+    out.append(claim("tcp-pf-highest-f-sys", f_top == "tcp-pf",
+                     "mean F_sys (ln kB/s): " + ", ".join(f"{LABELS[s]} {rows[s]['f_sys_mean']:.3f}" for s in rows)))
+    out.append(claim("fewer-timeouts-tcp-pf-than-pf", rows["tcp-pf"]["timeouts_per_run"] < rows["pf"]["timeouts_per_run"],
+                     f"timeouts per run (21 users): PF {rows['pf']['timeouts_per_run']:.2f}, TCP-PF "
+                     f"{rows['tcp-pf']['timeouts_per_run']:.2f}; users with a turn gap > {GAP_S:g} s: PF "
+                     f"{rows['pf']['users_gap_over_1s_pct']:.1f} %, TCP-PF {rows['tcp-pf']['users_gap_over_1s_pct']:.1f} %"))
+    return out
+
+
+def reproduce(*, seeds: int = SEEDS, parts: Sequence[str] = PARTS, progress: bool = False, jobs: int | None = None,
+              extra_overrides: Sequence[str] = (), out: Path | None = None, quick: bool = False) -> Reproduction:
+    """Runs the study's ``parts``: each frame-error model's grid (six schedulers × seeds 1..``seeds``)
+    and the seed-1 traces. ``quick``: runs of 8 s instead of 25 s (the test suite's form: a check,
+    not figures to quote). The runs go to result stores under ``out/store``."""
+    if unknown := [p for p in parts if p not in PARTS]:
+        raise ValueError(f"unknown part {unknown[0]!r}: expected one of {', '.join(PARTS)}")
+    if out is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            return reproduce(seeds=seeds, parts=parts, progress=progress, jobs=jobs, extra_overrides=extra_overrides,
+                             out=Path(tmp), quick=quick)
+    extra = (*([f"stop={QUICK_STOP}"] if quick else []), *extra_overrides)
+    rep = Reproduction(seeds=seeds, quick=quick, parts=tuple(p for p in PARTS if p in parts), extra_overrides=tuple(extra_overrides))
+    run = {"jobs": jobs, "progress": progress}
+    for grid in GRIDS:
+        if grid in parts:
+            exp, rep.stores[grid] = grid_experiment(grid, seeds, extra), store_of(out, grid)
+            rep.grids[grid] = _grid(exp, run_part(exp, rep.stores[grid], **run))
+            rep.claims += claims_of(rep.grids[grid], grid)
+    if "traces" in parts:
+        exp, rep.stores["traces"] = traces_experiment(extra), store_of(out, "traces")
+        rep.traces = _traces(exp, rep.stores["traces"], run_part(exp, rep.stores["traces"], **run))
+    return rep
+
+
+def text(rep: Reproduction) -> str:
+    lines: list[str] = []
+    for grid, part in rep.grids.items():
+        lines.append(f"{grid}: {GRID_TEXT[grid]}, {rep.seeds} placements per scheduler (mean ± 95 % CI):")
+        lines.append(f"  {'scheduler':<20} {'TCP kbit/s':>16} {'MAC kbit/s':>16} {'Jain':>6} {'F_sys':>7} "
+                     f"{'timeouts':>8} {'gap>1s %':>8} {'max gap s':>9}")
+        for r in part.table:
+            lines.append(f"  {r['label']:<20} {r['system_kbps']:>8,.0f} ± {r['system_ci95_kbps']:>5,.0f} "
+                         f"{r['mac_kbps']:>8,.0f} ± {r['mac_ci95_kbps']:>5,.0f} {r['jain']:>6.3f} {r['f_sys_mean']:>7.3f} "
+                         f"{r['timeouts_per_run']:>8.2f} {r['users_gap_over_1s_pct']:>8.1f} {r['interval_max_s']:>9.3f}")
+        for d in part.differences:
+            lines.append(f"  {d['label']} − PF: {d['system_gain_pct']:+.1f} % ± {d['system_gain_ci95_pct']:.1f} %, "
+                         f"timeouts {d['timeouts_diff']:+.2f} ± {d['timeouts_diff_ci95']:.2f} per run")
+    for s, t in rep.traces.items():
+        users = t["users"]
+        beyond = sum(1 for u in users if u["interval_max_s"] is not None and u["interval_max_s"] > u["rto_median_s"])
+        lines.append(f"seed 1, {LABELS[s]}: median RTO {stats.mean([u['rto_median_s'] for u in users]):.2f} s (mean over users), "
+                     f"longest gap {max(u['interval_max_s'] or 0 for u in users):.2f} s, {beyond} of {len(users)} users "
+                     f"with a gap longer than their RTO, {sum(u['timeouts'] for u in users)} timeouts "
+                     f"({sum(u['start_timeouts'] for u in users)} in the first {START_S:g} s)")
+    lines += [f"{c['status']:<11} {c['claim']}: {c['detail']}" for c in rep.claims]
+    return "\n".join(lines)
+
+
+def setup_lines(rep: Reproduction) -> list[str]:
+    lines = [f"airlink {version()}; scenario cell/tcp-pf.toml (the study's Section IV values; spec C.1 assumptions "
+             f"where it gives none); seeds 1 to {rep.seeds}, each one placement and fading of the 21 users, common to "
+             "every scheduler; means with 95 % Student-t intervals, differences paired by seed."]
+    if rep.seeds != SEEDS:
+        lines.append(f"Deviation from the study: {rep.seeds} placements per scheduler instead of {SEEDS}.")
+    if rep.quick:
+        lines.append(f"Deviation: quick form, runs of {QUICK_STOP} instead of 25 s (a check, not figures to quote).")
+    if rep.extra_overrides:
+        lines.append("Deviation: extra overrides on every run: " + ", ".join(rep.extra_overrides) + ".")
+    return lines + store_lines(rep.stores)
+
+
+def write_report(rep: Reproduction, out: Path) -> None:
+    from airlink.studies import tcppf_report  # matplotlib loads only when a report is written
+
+    tcppf_report.write_report(rep, out)
