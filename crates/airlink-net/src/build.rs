@@ -7,13 +7,13 @@ use airlink_channel::{CellChannel, CellChannelConfig, OfdmChannel, OfdmChannelCo
 use airlink_engine::{Instant, RngStream};
 use airlink_link::{CellDownlink, CellParams, FerModel, Link, LinkChange, Ofdm4gDownlink, Packet, Ofdm4gModulation, Ofdm4gParams, Pipe, PipeParams, QueueLimit, SlotAllocation};
 use airlink_sched::{SchedulerConfig, TcpParams};
-use airlink_phy::{Modulation, ModulationTable, OddKModel, SwitchingRule};
+use airlink_phy::{LocalSwitching, Modulation, ModulationTable, OddKModel, SwitchingRule};
 use airlink_scenario as sc;
 use airlink_transport::dccp::{AckRatioMode, Ccid, DccpApp, DccpConfig, DccpEndpoint};
 use airlink_transport::udp::{IperfReceiver, Traffic, UdpSender, UdpSourceConfig};
 use airlink_transport::{AfcConfig, DeviceLimit, DeviceLimitConfig, CongestionConfig, CubicConfig, VenoConfig, Recovery, Role, TcpConfig, TcpEndpoint};
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::fmt;
 
 /// A `'static` copy of a generated component name, made once per distinct name (the
@@ -55,6 +55,29 @@ fn modulation_table(
         .map_err(|e| BuildError(format!("cannot build the modulation table: {e:?}")))?;
     tables.lock().unwrap_or_else(|e| e.into_inner()).insert(key, table.clone());
     Ok(table)
+}
+
+/// [`LocalSwitching`] per (set, rule, ε, N, odd-k model), shared by every run of the process
+/// so that each 0.5 dB table is built once per sweep worker, not once per run.
+fn local_switching(
+    set: &[Modulation],
+    rule: SwitchingRule,
+    mean_snr_lin: f64,
+    nmse: f64,
+    symbols: u32,
+    odd_k: OddKModel,
+) -> Result<Arc<LocalSwitching>, BuildError> {
+    type Key = (Vec<Modulation>, u64, u32, OddKModel);
+    static SETS: OnceLock<Mutex<HashMap<Key, Arc<LocalSwitching>>>> = OnceLock::new();
+    debug_assert_eq!(rule, SwitchingRule::MaxThroughput, "only max-throughput levels depend on the mean");
+    let key = (set.to_vec(), nmse.to_bits(), symbols, odd_k);
+    let mut sets = SETS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(local) = sets.get(&key) {
+        return Ok(Arc::clone(local));
+    }
+    let local = LocalSwitching::new(set, rule, nmse, symbols, odd_k, mean_snr_lin)
+        .map_err(|e| BuildError(format!("cannot build the modulation table: {e:?}")))?;
+    Ok(Arc::clone(sets.entry(key).or_insert(Arc::new(local))))
 }
 
 /// A scenario that parsed but cannot be built into models.
@@ -528,10 +551,13 @@ fn ofdm4g<P: Packet + Send + 'static>(name: &'static str, o: &sc::Ofdm4gConfig, 
                 sc::Switching::TargetBer => SwitchingRule::TargetBer(o.target_ber.0),
             };
             let mean_snr = 10f64.powf(o.channel.mean_snr.0 / 10.0);
-            Ofdm4gModulation::Adaptive(
-                modulation_table(&set, rule, mean_snr, o.channel.prediction_nmse, o.symbols_per_frame, odd_k(o.odd_k_model))
-                    .map_err(|e| BuildError(format!("{key}: {}", e.0)))?,
-            )
+            let (nmse, odd) = (o.channel.prediction_nmse, odd_k(o.odd_k_model));
+            let in_key = |e: BuildError| BuildError(format!("{key}: {}", e.0));
+            if o.switching_refresh && rule == SwitchingRule::MaxThroughput && nmse > 0.0 {
+                Ofdm4gModulation::AdaptiveLocal(local_switching(&set, rule, mean_snr, nmse, o.symbols_per_frame, odd).map_err(in_key)?)
+            } else {
+                Ofdm4gModulation::Adaptive(modulation_table(&set, rule, mean_snr, nmse, o.symbols_per_frame, odd).map_err(in_key)?)
+            }
         }
     };
     let params = Ofdm4gParams {

@@ -726,6 +726,11 @@ pub struct Ofdm4gConfig {
     /// Target BER of the `target-ber` rule. Default 1e-3.
     #[serde(default = "default_target_ber")]
     pub target_ber: Probability,
+    /// Adaptive switching levels follow the local mean SNR (shadowing, `mean_snr` changes),
+    /// refreshed on a 0.5 dB grid (spec A.6(b)); `false` keeps those of the configured mean.
+    /// Only max-throughput switching with imperfect prediction depends on the mean. Default true.
+    #[serde(default = "yes")]
+    pub switching_refresh: bool,
     /// SER model of odd-k constellations. Default generic (spec A.3).
     #[serde(default = "default_odd_k")]
     pub odd_k_model: OddKModelName,
