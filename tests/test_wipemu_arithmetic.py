@@ -145,3 +145,19 @@ def test_every_figure_names_known_curves() -> None:
 
 def test_every_claim_has_a_check() -> None:
     assert set(wipemu.CLAIM_CHECKS) == {c.key for c in wipemu.CLAIMS}
+
+
+def test_reading_findings_name_the_claims_a_reading_moves() -> None:
+    def reading(throughput: dict[str, list[float]]) -> dict:
+        points = _points(throughput)
+        return {"points": points, "limits": wipemu.ARQ_LIMITS, "claims": wipemu.check_claims(points, wipemu.ARQ_LIMITS)}
+
+    steep_bpsk = {**STUDY_LIKE, "bpsk": _rising(100, 150)}
+    readings = {"text": reading(steep_bpsk), "sigma-2db": reading(STUDY_LIKE), "rect-8qam": reading(steep_bpsk)}
+    rep = wipemu.Reproduction(parts=("readings",), seeds=3, arq_limits=wipemu.ARQ_LIMITS, extra_overrides=(), table2=None,
+                              table2_runs=[], points={}, figures=(), claims=[], readings=readings, runs=[], stores={})
+    rows = {r["reading"]: r for r in rep.reading_rows()}
+    assert rows["text"]["bpsk_spread_pct"] == pytest.approx(100 * 50 / 150)
+    assert (rows["text"]["bpsk_at_low_kbps"], rows["text"]["bpsk_at_high_kbps"]) == (100, 150)
+    sigma2 = wipemu.READINGS["sigma-2db"].text
+    assert rep.reading_findings() == [f"bpsk-flat is FAIL as shipped; {sigma2}: PASS."]

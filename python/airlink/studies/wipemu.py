@@ -1,6 +1,7 @@
 """WIPEMU [S1]: Alfredsson, Brunstrom, Sternad, "Transport protocol performance over 4G links:
 emulation methodology and results". Reproduces Table II (validation against theory) and
-Figs. 4-7 (TCP throughput and retransmissions against the link ARQ limit).
+Figs. 4-7 (TCP throughput and retransmissions against the link ARQ limit), and the claims under
+the readings the study leaves open (its shadowing, its 8-QAM, the switching levels' refresh).
 
 The grid, the curves, the figures and the study's claims are plain data at the top of this
 module; the functions below only run the grid and compute from it. Every run's seed comes from
@@ -533,6 +534,19 @@ class Reproduction:
     def figure_rows(self, figure: str) -> list[dict[str, Any]]:
         f = FIGURES[figure]
         return [{"figure": figure, **self.points[(c, x)]} for c in f.curves for x in self.arq_limits]
+
+    def reading_findings(self) -> list[str]:
+        """For each claim that a reading moves: its status as shipped and under each other reading."""
+        rows = {r["reading"]: r for r in self.reading_rows()}
+        if "text" not in rows:
+            return []
+        findings = []
+        for claim in CLAIMS:
+            shipped = rows["text"].get(claim.key)
+            moved = [f"{r['text']}: {r[claim.key]}" for k, r in rows.items() if k != "text" and r.get(claim.key) != shipped]
+            if moved and shipped in ("PASS", "FAIL"):
+                findings.append(f"{claim.key} is {shipped} as shipped; " + "; ".join(moved) + ".")
+        return findings
 
     def to_json(self, only: str | None = None) -> Any:
         """Everything computed, or the part ``only`` alone."""

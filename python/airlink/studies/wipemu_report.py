@@ -172,7 +172,7 @@ def render_markdown(rep: study.Reproduction) -> str:
     if rep.readings:
         header, cells = _reading_cells(rep.reading_rows())
         out += ["", "## The study's open readings", "", READINGS_MEANING, "", markdown_table(header, cells), "",
-                "Data: [readings.csv](readings.csv)"]
+                *[f"- {line}" for line in rep.reading_findings()], "", "Data: [readings.csv](readings.csv)"]
     out += ["", "All runs, one row each with every summary field: [runs.csv](runs.csv). "
             "Machine-readable results: [report.json](report.json).", ""]
     return "\n".join(out)
@@ -198,6 +198,7 @@ def render_html(rep: study.Reproduction) -> str:
     if rep.readings:
         header, cells = _reading_cells(rep.reading_rows())
         body += ["<h2>The study's open readings</h2>", f"<p>{esc(READINGS_MEANING)}</p>", html_table(header, cells),
+                 "<ul>", *[f"<li>{esc(line)}</li>" for line in rep.reading_findings()], "</ul>",
                  '<p>Data: <a href="readings.csv">readings.csv</a></p>']
     body.append('<p>All runs: <a href="runs.csv">runs.csv</a>; machine-readable: <a href="report.json">report.json</a>.</p>')
     return page("airlink: WIPEMU reproduction", body)
