@@ -124,6 +124,7 @@ pub struct BuiltLink<P> {
 fn build_link<P: Packet + Send + 'static>(name: &'static str, model: &sc::LinkModel, seed: u64, key: &str, flows: &[u32]) -> Result<BuiltLink<P>, BuildError> {
     match model {
         sc::LinkModel::Pipe(p) => Ok(pipe(name, p, seed)),
+        sc::LinkModel::Gprs(g) => Ok(BuiltLink { model: "gprs", ..pipe(name, &g.pipe(), seed) }),
         sc::LinkModel::Trace(t) => trace_link(name, t, key),
         sc::LinkModel::Ofdm4g(o) => ofdm4g(name, o, seed, key),
         sc::LinkModel::Cell(c) => cell(name, c, seed, key, flows),
@@ -179,6 +180,7 @@ fn cell<P: Packet + Send + 'static>(name: &'static str, c: &sc::CellConfig, seed
 pub fn capacity_bps(model: &sc::LinkModel, key: &str) -> Result<Option<u64>, BuildError> {
     Ok(match model {
         sc::LinkModel::Pipe(p) => p.rate.map(|r| r.0),
+        sc::LinkModel::Gprs(g) => Some(g.rate_bps()),
         sc::LinkModel::Trace(t) => Some(read_trace(t, key)?.mean_rate_bps().ceil() as u64),
         sc::LinkModel::Cell(_) => {
             let rates = airlink_link::RateSet::study();
@@ -207,6 +209,7 @@ pub fn downlink_capacity_bps(s: &sc::Scenario) -> Result<Option<u64>, BuildError
 fn propagation_delay(model: &sc::LinkModel) -> airlink_engine::Duration {
     match model {
         sc::LinkModel::Pipe(p) => p.delay.0,
+        sc::LinkModel::Gprs(g) => g.delay.0,
         sc::LinkModel::Trace(t) => t.delay.0,
         sc::LinkModel::Ofdm4g(_) | sc::LinkModel::Cell(_) => airlink_engine::Duration::ZERO,
     }
@@ -216,6 +219,7 @@ fn propagation_delay(model: &sc::LinkModel) -> airlink_engine::Duration {
 fn queue_of(model: &sc::LinkModel) -> Option<sc::units::QueueLimit> {
     match model {
         sc::LinkModel::Pipe(p) => Some(p.queue),
+        sc::LinkModel::Gprs(g) => Some(g.queue),
         sc::LinkModel::Trace(t) => Some(t.queue),
         sc::LinkModel::Ofdm4g(o) => Some(o.queue),
         sc::LinkModel::Cell(c) => c.queue,
@@ -365,7 +369,10 @@ pub fn warnings(s: &sc::Scenario) -> Result<Vec<String>, BuildError> {
                     out.push(format!("{name}.channel.mean_snr = {} dB without ARQ: almost every frame is lost", o.channel.mean_snr.0));
                 }
             }
-            sc::LinkModel::Trace(_) | sc::LinkModel::Cell(_) => {}
+            sc::LinkModel::Gprs(g) if g.loss.0 >= 1.0 => {
+                out.push(format!("{name}.loss = 1: every packet is lost, so no flow can deliver anything"));
+            }
+            sc::LinkModel::Gprs(_) | sc::LinkModel::Trace(_) | sc::LinkModel::Cell(_) => {}
         }
     }
     for (i, f) in s.flow.iter().enumerate() {
