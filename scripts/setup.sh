@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 
 # Debian packages: iproute2 and util-linux (unshare, nsenter) for network namespaces; iperf3,
 # iputils-ping, tshark and tcptrace for emulation tests, benchmarks and reading the pcaps;
-# build tools for the Rust core.
-apt_packages=(iproute2 util-linux iperf3 iputils-ping tshark tcptrace build-essential pkg-config)
+# ethtool for the gateway test's hosts (their own offloads); build tools for the Rust core.
+apt_packages=(iproute2 util-linux iperf3 iputils-ping tshark tcptrace ethtool build-essential pkg-config)
 missing=()
 for p in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

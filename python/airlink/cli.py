@@ -429,6 +429,62 @@ def emulate(scenario: Path, server_cmd: str | None, client_cmd: str | None, seed
         sys.exit(EXIT_REFUSED)
 
 
+@cli.command()
+@click.argument("scenario", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--client-side", metavar="IFACE", help="The interface towards the client (the downlink's far end).")
+@click.option("--server-side", metavar="IFACE", help="The interface towards the server.")
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), help="Run seed (default: the scenario's).")
+@set_option
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Results folder (default: results/emulate-<scenario file name>).")
+@click.option("--force", is_flag=True, help="Replace an existing results folder.")
+@click.option("--snaplen", type=click.IntRange(1, 262144), default=128, show_default=True,
+              help="Bytes kept of each packet in the pcaps (headers only by default).")
+@click.option("--duration", type=click.FloatRange(0, min_open=True), help="Stop after this many seconds (default: Ctrl-C).")
+@click.option("--restore", "restore", metavar="IFACE", multiple=True,
+              help="Only put back the offloads a killed gateway left off on IFACE (repeatable).")
+@click.option("--no-rt", is_flag=True, help="Do not try SCHED_FIFO/mlockall for the datapath.")
+@json_option
+@_emulation_errors
+def gateway(scenario: Path | None, client_side: str | None, server_side: str | None, seed: int | None,
+            overrides: tuple[str, ...], out: Path | None, force: bool, snaplen: int, duration: float | None,
+            restore: tuple[str, ...], no_rt: bool, as_json: bool) -> None:
+    """Forward between two existing interfaces through SCENARIO's links, as a gateway box.
+
+    Frames from --server-side take the downlink towards --client-side, and back through the
+    uplink: a transparent bridge, so the hosts on either side (real machines, or namespaces at
+    the far ends of veth pairs) address each other directly and know nothing of airlink. Needs
+    root; turns promiscuous mode on and the interfaces' GRO/GSO/TSO/LRO off while it runs and
+    puts them back when it stops (after kill -9: at the next start, or with --restore IFACE).
+    Hosts that send through a veth pair must turn their own TSO/GSO off. Writes the same
+    results folder as `airlink emulate`. Example:
+
+        airlink gateway scenarios/wipemu/validation.toml --client-side veth-c --server-side veth-s --duration 60
+    """
+    from airlink import _core
+    from airlink import emulate as emulation
+
+    if restore:
+        for iface in restore:
+            put_back = _core.gateway_restore(iface)
+            click.echo(f"{iface}: " + (f"turned {', '.join(put_back)} back on" if put_back else "nothing to put back"))
+        return
+    if scenario is None or not client_side or not server_side:
+        raise click.UsageError("expected SCENARIO, --client-side IFACE and --server-side IFACE (or --restore IFACE)")
+    _print_warnings(scenario, overrides)
+    if out is not None:
+        _guard_force(out, force)
+    out = out or emulation.default_out(scenario)
+    result = emulation.gateway(scenario, client_side=client_side, server_side=server_side, out=out, seed=seed,
+                               overrides=overrides, force=force, snaplen=snaplen, realtime=not no_rt,
+                               duration=duration, progress=not as_json and sys.stderr.isatty())
+    if as_json:
+        click.echo(json.dumps({**result.summary, "results": str(result.path)}, indent=2))
+    else:
+        click.echo(_emulation_text(result.summary, result.manifest["resolved_scenario"]))
+        click.echo(f"results: {result.path}")
+
+
 def _emulation_text(summary: dict[str, Any], resolved_scenario: str | None = None) -> str:
     dp = summary["datapath"]
     lines = [f"{summary['scenario']}: {'completed' if summary['completed'] else 'NOT completed'} in {summary['duration_s']:.2f} s"]

@@ -238,6 +238,65 @@ def emulate(
     return result
 
 
+def gateway(
+    scenario: ScenarioPath,
+    *,
+    client_side: str,
+    server_side: str,
+    out: ScenarioPath | None = None,
+    seed: int | None = None,
+    overrides: Sequence[str] = (),
+    force: bool = False,
+    snaplen: int = 128,
+    realtime: bool = True,
+    duration: float | None = None,
+    progress: bool = False,
+) -> EmulationResult:
+    """Forwards between the interfaces ``client_side`` and ``server_side`` through the
+    scenario's links (the server side's traffic takes the downlink) for ``duration`` seconds,
+    or until Ctrl-C or SIGTERM, the normal ways to stop it (the summary's ``stopped_by``); writes
+    the same files as :func:`emulate` (pcaps, time series, events, summary, manifest). See
+    ``airlink_emu::gateway`` for what it needs and restores."""
+    out = Path(out) if out is not None else default_out(scenario)
+    source = os.fspath(scenario)
+    text = read_scenario_text(source)
+    with atomic_folder(out, replace=force) as tmp:
+        emu = _core.Emulation(text, source, seed, list(overrides), str(tmp), snaplen, realtime,
+                              gateway=(client_side, server_side))
+        sink = ParquetSink(tmp)
+        stopped_by = "duration"
+        started = time.monotonic()
+        deadline = None if duration is None else started + duration
+        bar = tqdm(total=None if duration is None else round(duration), unit="s", desc=f"gateway {emu.name}",
+                   file=sys.stderr, disable=not progress)
+
+        def tick() -> None:
+            elapsed = time.monotonic() - started
+            bar.update((elapsed if bar.total is None else min(elapsed, bar.total)) - bar.n)
+
+        try:
+            _wait(emu, lambda: None, deadline, sink, tick)
+        except KeyboardInterrupt:
+            stopped_by = "SIGINT"
+        except SystemExit as e:
+            stopped_by = f"signal {int(e.code) - 128}" if isinstance(e.code, int) and e.code > 128 else "exit"
+        finally:
+            bar.close()
+            summary = json.loads(emu.stop())
+            sink.write(emu.drain())
+            sink.close()
+        summary.update(completed=True, stopped_by=stopped_by, duration_s=time.monotonic() - started, commands=[])
+        manifest = make_manifest(
+            version=version(), scenario_name=emu.name, source=source, seed=emu.seed, overrides=overrides,
+            resolved_scenario=emu.resolved_scenario(), completed=True, command=None,
+        )
+        manifest.update(mode="gateway", kernel=_kernel(), interfaces={"client_side": client_side, "server_side": server_side},
+                        realtime=summary.get("realtime"), snaplen=snaplen)
+        write_json(tmp / SUMMARY, summary)
+        write_json(tmp / MANIFEST, manifest)
+    return EmulationResult(out, summary, manifest)
+
+
 def shell(
     scenario: ScenarioPath,
     command: str | None = None,

@@ -25,7 +25,7 @@
 //! it crosses the path's links hop by hop, as in simulation. Things due at the same instant follow the network's event order
 //! ([`airlink_net::order`]): arrivals at a link before link timers, then samples; ties by link.
 
-use crate::packet::{EmuPacket, Malformed};
+use crate::packet::{EmuPacket, Malformed, ETHERNET_HEADER};
 use crate::timing::{monotonic_ns, spin_until, thread_cpu_ns};
 use crate::writer::{Record, Side};
 use airlink_engine::{Duration, Instant};
@@ -62,6 +62,17 @@ const LATE_BUCKETS: usize = 20_001;
 pub const DEFAULT_MAX_IN_FLIGHT_BYTES: u64 = 256 << 20;
 /// Bound of the bytes of pcap records waiting for the writer thread.
 pub const MAX_RECORD_BYTES: u64 = 64 << 20;
+
+/// What the datapath reads and writes on its two sides.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Framing {
+    /// IP packets (TUN devices).
+    Ip,
+    /// Ethernet frames (packet sockets on real interfaces: gateway mode). IP frames cross the
+    /// links and leave with the Ethernet header they came with; other frames (ARP, ...) are
+    /// passed to the other side at once.
+    Ethernet,
+}
 
 /// Datapath settings.
 #[derive(Clone, Debug)]
@@ -161,6 +172,8 @@ pub struct DatapathReport {
     pub malformed_server: u64,
     /// Writes to a TUN device that failed (counted, dropped).
     pub write_errors: u64,
+    /// Gateway mode: frames other than IPv4/IPv6 (ARP, ...) passed straight to the other side.
+    pub passed_through: u64,
     /// Records (pcap, samples, events) the writer thread could not take in time.
     pub records_lost: u64,
     /// Packets dropped on arrival because their direction's links held `max_in_flight_bytes`
@@ -222,6 +235,7 @@ struct Datapath {
     pending: Vec<VecDeque<(Instant, EmuPacket)>>,
     client: OwnedFd,
     server: OwnedFd,
+    framing: Framing,
     origin: u64,
     records: SyncSender<Record>,
     /// Bytes of packet records sent to the writer and not yet taken (the writer subtracts).
@@ -459,8 +473,18 @@ impl Datapath {
         // The delivery instant is taken before the write: the write itself runs the receiving
         // stack (softirq) in this thread and may take tens of microseconds.
         let actual = monotonic_ns();
-        // SAFETY: a valid descriptor and buffer.
-        let rc = unsafe { libc::write(fd, pkt.data.as_ptr().cast(), pkt.data.len()) };
+        let rc = match &pkt.l2 {
+            Some(header) => {
+                let parts = [
+                    libc::iovec { iov_base: header.as_ptr() as *mut libc::c_void, iov_len: header.len() },
+                    libc::iovec { iov_base: pkt.data.as_ptr() as *mut libc::c_void, iov_len: pkt.data.len() },
+                ];
+                // SAFETY: a valid descriptor and two valid buffers.
+                unsafe { libc::writev(fd, parts.as_ptr(), 2) }
+            }
+            // SAFETY: a valid descriptor and buffer.
+            None => unsafe { libc::write(fd, pkt.data.as_ptr().cast(), pkt.data.len()) },
+        };
         if rc < 0 {
             self.report.write_errors += 1;
             return;
@@ -492,7 +516,25 @@ impl Datapath {
             }
             n += 1;
             let mono = monotonic_ns();
-            let data = self.buf[..rc as usize].to_vec();
+            let mut frame = &self.buf[..rc as usize];
+            let mut l2 = None;
+            if self.framing == Framing::Ethernet {
+                let ip = frame.len() > ETHERNET_HEADER && matches!([frame[12], frame[13]], [0x08, 0x00] | [0x86, 0xdd]);
+                if !ip {
+                    // ARP and the like: the two hosts must find each other, outside the model.
+                    let to = if from_client { self.server.as_raw_fd() } else { self.client.as_raw_fd() };
+                    // SAFETY: a valid descriptor and buffer.
+                    if unsafe { libc::write(to, frame.as_ptr().cast(), frame.len()) } < 0 {
+                        self.report.write_errors += 1;
+                    }
+                    self.report.passed_through += 1;
+                    continue;
+                }
+                l2 = Some(frame[..ETHERNET_HEADER].try_into().expect("checked length"));
+                frame = &frame[ETHERNET_HEADER..];
+            }
+            let rc = frame.len() as isize;
+            let data = frame.to_vec();
             let side = if from_client { Side::Client } else { Side::Server };
             self.capture(side, true, mono, &data);
             let now = Instant::from_nanos(mono.saturating_sub(self.origin));
@@ -516,6 +558,7 @@ impl Datapath {
                     let held = &mut self.report.in_flight_max_bytes[dir];
                     *held = (*held).max(self.in_flight[dir]);
                     let mut pkt = pkt;
+                    pkt.l2 = l2;
                     pkt.up = from_client;
                     pkt.route = self.path_of(from_client, pkt.ports);
                     // Traffic of no scenario flow takes the shared path: the first flow's.
@@ -611,6 +654,7 @@ pub struct DatapathParts {
     pub record_bytes: Arc<AtomicU64>,
     pub cfg: DatapathConfig,
     pub mtu: u32,
+    pub framing: Framing,
 }
 
 pub(crate) fn new_fd(fd: libc::c_int, call: &str) -> std::io::Result<OwnedFd> {
@@ -665,6 +709,7 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
             outages: Outages::new(n),
             client: parts.client,
             server: parts.server,
+            framing: parts.framing,
             origin: parts.origin_mono_ns,
             records: parts.records,
             record_bytes: parts.record_bytes,

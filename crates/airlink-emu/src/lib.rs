@@ -20,6 +20,7 @@
 
 pub mod datapath;
 pub mod doctor;
+pub mod gateway;
 pub mod native;
 pub mod ns;
 pub mod packet;
@@ -126,6 +127,8 @@ pub struct Emulation {
     // Declared before the threads: dropped (killed) last is fine either way, `stop` orders it.
     server: Option<Namespace>,
     client: Option<Namespace>,
+    /// Gateway mode: the interfaces' offloads, put back when the emulation stops.
+    offloads: Option<gateway::Offloads>,
     stop: StopHandle,
     datapath: Option<JoinHandle<DatapathResult>>,
     writer: Option<JoinHandle<writer::WriterReport>>,
@@ -144,6 +147,21 @@ pub struct Emulation {
     finished: Option<EmulationSummary>,
     /// Process CPU time when the threads started (ns), for the summary's `cpu`.
     process_cpu0: u64,
+}
+
+/// The client's and the server's pcap files, when asked for.
+fn open_pcaps(opts: &EmuOptions) -> Result<(Option<writer::Pcap>, Option<writer::Pcap>), EmuError> {
+    let Some(dir) = &opts.pcap_dir else { return Ok((None, None)) };
+    let open = |side: &str| writer::open_pcap(&dir.join(format!("{side}.pcap")), opts.snaplen).map_err(EmuError::Output);
+    Ok((Some(open("client")?), Some(open("server")?)))
+}
+
+/// The datapath's two ends before it starts.
+struct Sides {
+    client: std::os::fd::OwnedFd,
+    server: std::os::fd::OwnedFd,
+    mtu: u32,
+    framing: datapath::Framing,
 }
 
 /// Which namespace.
@@ -166,13 +184,7 @@ impl Emulation {
         ports.extend(s.flow.iter().enumerate().filter_map(|(i, f)| f.port.map(|p| (p, i as u16))));
         let e = &s.emulation;
         // Output files first: a bad path is refused before anything is created.
-        let (pc, ps) = match &opts.pcap_dir {
-            Some(dir) => (
-                Some(writer::open_pcap(&dir.join("client.pcap"), opts.snaplen).map_err(EmuError::Output)?),
-                Some(writer::open_pcap(&dir.join("server.pcap"), opts.snaplen).map_err(EmuError::Output)?),
-            ),
-            None => (None, None),
-        };
+        let (pc, ps) = open_pcaps(opts)?;
         let server = Namespace::create("server")?;
         let client = Namespace::create("client")?;
         let server_fd = ns::configure(&server, SERVER_ADDR, CLIENT_ADDR, e.mtu)?;
@@ -195,6 +207,33 @@ impl Emulation {
             }
             sysctls.insert(label, n.get_sysctls(RECORDED_SYSCTLS));
         }
+        let sides = Sides { client: client_fd, server: server_fd, mtu: e.mtu, framing: datapath::Framing::Ip };
+        let mut emulation = Self::launch(s, network, ports, (pc, ps), sides, opts)?;
+        emulation.server = Some(server);
+        emulation.client = Some(client);
+        emulation.sysctls = sysctls;
+        emulation.host_changes = host_changes;
+        Ok(emulation)
+    }
+
+    /// Starts a gateway: the scenario's links between two existing interfaces (see
+    /// [`gateway`]); the hosts on either side are the client and the server.
+    pub fn start_gateway(s: &Scenario, opts: &EmuOptions, client_iface: &str, server_iface: &str) -> Result<Emulation, EmuError> {
+        let resolved = airlink_net::build::resolve(s).map_err(|e| EmuError::Build(e.0))?;
+        let s = &resolved;
+        let network = Network::<EmuPacket>::build(s).map_err(|e| EmuError::Build(e.0))?;
+        let ports: Vec<(u16, u16)> = s.flow.iter().enumerate().filter_map(|(i, f)| f.port.map(|p| (p, i as u16))).collect();
+        let pcaps = open_pcaps(opts)?;
+        let opened = gateway::open(client_iface, server_iface)?;
+        let sides = Sides { client: opened.client, server: opened.server, mtu: opened.mtu, framing: datapath::Framing::Ethernet };
+        let mut emulation = Self::launch(s, network, ports, pcaps, sides, opts)?;
+        emulation.offloads = Some(opened.offloads);
+        Ok(emulation)
+    }
+
+    /// Starts the writer and datapath threads between two sides.
+    fn launch(s: &Scenario, network: Network<EmuPacket>, ports: Vec<(u16, u16)>, (pc, ps): (Option<writer::Pcap>, Option<writer::Pcap>),
+              sides: Sides, opts: &EmuOptions) -> Result<Emulation, EmuError> {
         let (tx, rx) = std::sync::mpsc::sync_channel(1 << 16);
         let record_bytes = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let series = Arc::new(Mutex::new(writer::Series::default()));
@@ -223,13 +262,14 @@ impl Emulation {
             shared: network.shared,
             ports,
             changes: network.changes,
-            client: client_fd,
-            server: server_fd,
+            client: sides.client,
+            server: sides.server,
             origin_mono_ns: origin,
             records: tx,
             record_bytes,
             cfg,
-            mtu: e.mtu,
+            mtu: sides.mtu,
+            framing: sides.framing,
         };
         let (stop, run) = datapath::prepare(parts).map_err(|e| EmuError::Os(e.to_string()))?;
         let live = Arc::new(LiveCounters::default());
@@ -242,8 +282,9 @@ impl Emulation {
         };
         Ok(Emulation {
             scenario: s.clone(),
-            server: Some(server),
-            client: Some(client),
+            server: None,
+            client: None,
+            offloads: None,
             stop,
             datapath: Some(datapath),
             writer: Some(writer),
@@ -255,8 +296,8 @@ impl Emulation {
             flow_ports: Vec::new(),
             stack: None,
             recorder: Arc::new(Mutex::new(Recorder { enabled: true, ..Default::default() })),
-            sysctls,
-            host_changes,
+            sysctls: BTreeMap::new(),
+            host_changes: Vec::new(),
             finished: None,
             process_cpu0,
         })
@@ -429,6 +470,7 @@ impl Emulation {
             _ => (Vec::new(), DatapathReport::default(), rt::RtReport::default()),
         };
         let writer = self.writer.take().and_then(|h| h.join().ok()).unwrap_or_default();
+        drop(self.offloads.take());
         let process_cpu_s = timing::process_cpu_ns().saturating_sub(self.process_cpu0) as f64 * 1e-9;
         let mut summary = summary(&self.scenario, &links, report, rt, &writer, tun);
         // CPU of every airlink thread, not only the datapath's: the process's total covers the

@@ -18,7 +18,12 @@ pub struct EmuPacket {
     pub hop: u8,
     /// Travelling from the client to the server.
     pub up: bool,
+    /// The Ethernet header it arrived with (gateway mode), written out again in front of it.
+    pub l2: Option<[u8; ETHERNET_HEADER]>,
 }
+
+/// Bytes of an Ethernet header (destination, source, EtherType).
+pub const ETHERNET_HEADER: usize = 14;
 
 /// Why a packet read from a TUN device was not forwarded.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -35,7 +40,7 @@ impl EmuPacket {
     /// protocols. Malformed packets are refused (counted by the caller, never a panic).
     pub fn parse(data: Vec<u8>) -> Result<EmuPacket, Malformed> {
         let (flow, ports) = flow_of(&data)?;
-        Ok(EmuPacket { data, flow, ports, route: 0, hop: 0, up: false })
+        Ok(EmuPacket { data, flow, ports, route: 0, hop: 0, up: false, l2: None })
     }
 }
 

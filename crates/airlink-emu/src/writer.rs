@@ -127,7 +127,7 @@ impl Series {
     }
 }
 
-type Pcap = PcapWriter<BufWriter<File>>;
+pub(crate) type Pcap = PcapWriter<BufWriter<File>>;
 
 /// Opens a pcap file of raw IP packets with nanosecond timestamps.
 pub fn open_pcap(path: &Path, snaplen: u32) -> Result<Pcap, String> {

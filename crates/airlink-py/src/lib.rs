@@ -291,10 +291,11 @@ struct Emulation {
 
 #[pymethods]
 impl Emulation {
-    /// Starts the emulation: namespaces, TUN devices, `[emulation]` settings, datapath.
+    /// Starts the emulation: namespaces, TUN devices, `[emulation]` settings, datapath; or,
+    /// with `gateway = (client_side, server_side)`, the datapath between those interfaces.
     #[new]
     #[pyo3(signature = (text, source, seed=None, overrides=Vec::new(), pcap_dir=None, snaplen=128, realtime=true, guard_us=50, mlock=true,
-                        max_in_flight_bytes=airlink_emu::datapath::DEFAULT_MAX_IN_FLIGHT_BYTES))]
+                        max_in_flight_bytes=airlink_emu::datapath::DEFAULT_MAX_IN_FLIGHT_BYTES, gateway=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -308,11 +309,16 @@ impl Emulation {
         guard_us: u64,
         mlock: bool,
         max_in_flight_bytes: u64,
+        gateway: Option<(String, String)>,
     ) -> PyResult<Self> {
         let scenario = load(text, source, seed, overrides)?;
         let opts = airlink_emu::EmuOptions { pcap_dir, snaplen, realtime, guard_ns: guard_us * 1000, mlock, max_in_flight_bytes };
         let _ = py;
-        let emu = airlink_emu::Emulation::start(&scenario, &opts).map_err(emu_err)?;
+        let emu = match &gateway {
+            Some((client_side, server_side)) => airlink_emu::Emulation::start_gateway(&scenario, &opts, client_side, server_side),
+            None => airlink_emu::Emulation::start(&scenario, &opts),
+        }
+        .map_err(emu_err)?;
         Ok(Emulation { emu, scenario, children: Default::default() })
     }
 
@@ -465,6 +471,12 @@ fn timing_run(py: Python<'_>, m: airlink_emu::timing::Method, series: Vec<u64>, 
     v.to_string()
 }
 
+/// Puts back the offloads a killed gateway left off on `iface`; returns those it turned on.
+#[pyfunction]
+fn gateway_restore(iface: &str) -> Vec<String> {
+    airlink_emu::gateway::restore_stale(iface)
+}
+
 /// Measures one way of waiting (airlink timing); returns its statistics as JSON.
 #[pyfunction]
 #[pyo3(signature = (method, requests=1000, min_ms=1.0, max_ms=100.0, seed=1, realtime=true))]
@@ -580,6 +592,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Cancelled", m.py().get_type::<Cancelled>())?;
     m.add_class::<Emulation>()?;
     m.add_function(wrap_pyfunction!(timing_measure, m)?)?;
+    m.add_function(wrap_pyfunction!(gateway_restore, m)?)?;
     m.add_function(wrap_pyfunction!(timing_measure_series, m)?)?;
     m.add_function(wrap_pyfunction!(timing_whole_ms_series, m)?)?;
     m.add_function(wrap_pyfunction!(timing_model, m)?)?;
