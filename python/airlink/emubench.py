@@ -2,7 +2,8 @@
 asserted): line rate of 100-byte packets (Seawind Fig. 1), ping delay against the request,
 WIPEMU Table II with the kernel's TCP, throughput and packet rate of an unshaped emulated path
 next to a plain veth pair, CPU per GB forwarded, idle wake-ups, the timing table, and
-airlink's own transports in real time (their speed, and the same seed's simulation beside them).
+airlink's own transports in real time (their speed, and the same seed's simulation beside them),
+and the same figures through ``airlink gateway`` between two veth pairs.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 from airlink import _core
 from airlink import emulate as emulation
 
-PARTS = ("linerate", "delay", "table2", "throughput", "cpu", "idle", "timing", "own")
+PARTS = ("linerate", "delay", "table2", "throughput", "cpu", "idle", "timing", "own", "gateway")
 # Unshaped: links at the fastest rate a scenario takes (a 1500-byte packet is 1.2 us on the
 # wire), which the emulator's own costs dwarf; a pipe without any rate needs a delay.
 UNSHAPED_LINKS = '[downlink.pipe]\nrate = "10 Gbit/s"\nqueue = 100000\n[uplink.pipe]\nrate = "10 Gbit/s"\nqueue = 100000\n'
@@ -366,6 +367,132 @@ def own_transports(folder: Path, wipemu_bytes: int = 3_000_000) -> dict[str, Any
     return out
 
 
+class GatewayHosts:
+    """A client and a server namespace behind two veth pairs whose near ends (``client_side``,
+    ``server_side``) are left for a gateway; the far ends' own offloads are off (a veth carries
+    them across). Needs root, iproute2 and ethtool."""
+
+    def __init__(self) -> None:
+        tag = os.getpid() % 10000
+        self.ns = {"client": f"gbc{tag}", "server": f"gbs{tag}"}
+        self.ifaces = {"client": f"gbc{tag}-gw", "server": f"gbs{tag}-gw"}
+        self.address = {"client": "10.79.0.2", "server": "10.79.0.1"}
+
+    def __enter__(self) -> GatewayHosts:
+        try:
+            for side in ("client", "server"):
+                ns, iface = self.ns[side], self.ifaces[side]
+                subprocess.run(["ip", "netns", "add", ns], check=True)
+                subprocess.run(["ip", "link", "add", iface, "type", "veth", "peer", "name", "host0", "netns", ns], check=True)
+                for cmd in (["ip", "addr", "add", f"{self.address[side]}/24", "dev", "host0"], ["ip", "link", "set", "host0", "up"],
+                            ["ip", "link", "set", "lo", "up"], ["ethtool", "-K", "host0", "tx", "off", "tso", "off", "gso", "off"],
+                            ["sh", "-c", "echo cubic > /proc/sys/net/ipv4/tcp_congestion_control"],
+                            ["sh", "-c", "echo 0 > /proc/sys/net/ipv4/tcp_timestamps"]):  # Table II's stack
+                    subprocess.run(["ip", "netns", "exec", ns, *cmd], check=True, capture_output=True)
+                subprocess.run(["ip", "link", "set", iface, "up"], check=True)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for side in ("client", "server"):
+            subprocess.run(["ip", "link", "del", self.ifaces[side]], capture_output=True)
+            subprocess.run(["ip", "netns", "del", self.ns[side]], capture_output=True)
+
+    def popen(self, side: str, command: str) -> subprocess.Popen:
+        return subprocess.Popen(["ip", "netns", "exec", self.ns[side], "sh", "-c", command], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+
+    def through(self, folder: Path, name: str, text: str, seconds: float,
+                work: Callable[[GatewayHosts], Any]) -> tuple[Any, emulation.EmulationResult]:
+        """Runs ``work`` while a gateway of scenario ``text`` forwards for ``seconds``."""
+        import threading
+
+        result: list[Any] = []
+
+        def forward() -> None:
+            try:
+                result.append(emulation.gateway(_scenario(folder, name, text), client_side=self.ifaces["client"],
+                                                server_side=self.ifaces["server"], out=folder / name, duration=seconds))
+            except Exception as e:  # handed to the caller below
+                result.append(e)
+
+        gw = threading.Thread(target=forward)
+        gw.start()
+        state = Path("/run/airlink") / f"gateway-{self.ifaces['server']}.offloads"
+        while gw.is_alive() and not state.exists():
+            time.sleep(0.05)
+        time.sleep(0.5)  # the datapath thread starts after the state file
+        try:
+            out = work(self)
+        finally:
+            gw.join()
+        if isinstance(result[0], Exception):
+            raise result[0]
+        return out, result[0]
+
+
+def gateway(folder: Path, *, quick: bool = False) -> dict[str, Any]:
+    """The emulator's figures through ``airlink gateway``: ping through 20 ms each way, line rate
+    of 1500-byte UDP packets offered at 1.2x, Table II with the kernel's CUBIC, CPU per GB."""
+    out: dict[str, Any] = {}
+    count = 100 if quick else 500
+    with GatewayHosts() as hosts:
+        server = hosts.address["server"]
+        pings = {}
+        for delay_ms in (0, 20):
+            # The baseline: links without delay (a path needs a rate or a delay).
+            text = f'[downlink.pipe]\ndelay = "{delay_ms} ms"\n[uplink.pipe]\ndelay = "{delay_ms} ms"\n[[flow]]\n' if delay_ms \
+                else UNSHAPED_LINKS + "[[flow]]\n"
+            ping, _ = hosts.through(folder, f"gw-ping-{delay_ms}", text, count * 0.02 + 6,
+                                    lambda h: h.popen("client", f"ping -n -c {count} -i 0.02 {server}").communicate()[0])
+            pings[delay_ms] = sorted(float(x.split("time=")[1].split()[0]) for x in ping.splitlines() if "time=" in x)
+        p99 = {d: x[int(0.99 * (len(x) - 1))] for d, x in pings.items()}
+        out["delay"] = {"requested_rtt_ms": 40.0, "p99_ms": p99[20], "baseline_p99_ms": p99[0],
+                        "p99_excess_ms": p99[20] - 40.0 - p99[0], "mean_ms": statistics.mean(pings[20]), "samples": len(pings[20])}
+        out["linerate"] = []
+        seconds = 3.0 if quick else 8.0
+        for rate in (1_000_000, 10_000_000):
+            text = f'[downlink.pipe]\nrate = "{rate} bit/s"\nqueue = 100\n[uplink.pipe]\n[[flow]]\n'
+
+            def udp(h: GatewayHosts, rate: int = rate) -> None:
+                srv = h.popen("server", "iperf3 -s -1")
+                time.sleep(0.3)
+                h.popen("client", f"iperf3 -c {server} -u -R -l 1472 -b {int(rate * 1.2)} -t {seconds}").communicate()
+                srv.communicate(timeout=30)
+
+            _, res = hosts.through(folder, f"gw-line-{rate}", text, seconds + 5, udp)
+            recs = [t for t, n, _ in emulation.read_pcap(folder / f"gw-line-{rate}" / "client.pcap") if n == 1500]
+            recs = recs[len(recs) // 10:]
+            delivered = (len(recs) - 1) * 12000 / ((recs[-1] - recs[0]) * 1e-9) if len(recs) > 1 else float("nan")
+            dp = res.summary["datapath"]
+            gb = sum(link["bytes_out"] for link in res.summary["links"] if link["name"] == "downlink") / 1e9
+            out["linerate"].append({"requested_bps": rate, "delivered_bps": delivered, "delivered_ratio": delivered / rate,
+                                    "lateness_p99_us": dp["lateness"]["p99_us"], "cpu_s_per_gb": dp["cpu_s"] / gb if gb else float("nan"),
+                                    "process_cpu_s_per_gb": res.summary["cpu"]["process_s"] / gb if gb else float("nan")})
+        out["table2"] = []
+        base = (Path(__file__).resolve().parents[2] / "scenarios" / "wipemu" / "validation.toml").read_text(encoding="utf-8")
+        names = {1: "bpsk", 2: "4qam", 4: "16qam", 8: "256qam"}
+        t2_seconds = 10.0 if quick else 20.0
+        for k in (1, 4) if quick else (1, 2, 4, 8):
+            text = base.replace('modulation = "4qam"', f'modulation = "{names[k]}"')
+            expected = 162000 * k * (1460 / 1500) * 12000 / (-(-12000 // (108 * k)) * 108 * k)
+            nbytes, window = int(expected / 8 * t2_seconds), int(expected / 8 * 0.21) + 30_000
+
+            def tcp(h: GatewayHosts, nbytes: int = nbytes, window: int = window) -> None:
+                srv = h.popen("server", "iperf3 -s -1")
+                time.sleep(0.3)
+                h.popen("client", f"iperf3 -c {server} -R -n {nbytes} -w {window}").communicate()
+                srv.communicate(timeout=60)
+
+            hosts.through(folder, f"gw-t2-{k}", text, t2_seconds * 1.6 + 8, tcp)
+            measured = emulation.tcp_goodput_steady(folder / f"gw-t2-{k}" / "client.pcap")
+            compensated = measured * (1 + 40 / 1460) * (1 + (108 * k - 12000 % (108 * k)) / 12000)
+            out["table2"].append({"k": k, "theoretical_bps": 162000 * k, "measured_bps": measured, "ratio": compensated / (162000 * k)})
+    return out
+
+
 def timing_table(requests: int = 1000, max_ms: float = 100.0) -> list[dict[str, Any]]:
     from airlink import timing
 
@@ -399,6 +526,9 @@ def run(parts: Sequence[str] = PARTS, *, quick: bool = False, progress: Report |
         if "own" in parts:
             say("airlink's own transports")
             out["own"] = own_transports(folder, wipemu_bytes=600_000 if quick else 3_000_000)
+        if "gateway" in parts:
+            say("gateway")
+            out["gateway"] = gateway(folder, quick=quick)
     if "timing" in parts:
         say("timing table")
         out["timing"] = timing_table(requests=100 if quick else 1000, max_ms=10.0 if quick else 100.0)
@@ -450,6 +580,18 @@ def format_report(r: dict[str, Any]) -> str:
             lines.append(f"  WIPEMU adaptive, {x['congestion']}: emulated {x['emulated_bps'] / 1e3:,.1f} kbit/s, simulated "
                          f"{x['simulated_bps'] / 1e3:,.1f} kbit/s (ratio {x['ratio']:.4f}; retransmissions "
                          f"{x['retransmissions'][0]} vs {x['retransmissions'][1]}; stack timer p99 {x['timer_late_p99_us']:.0f} us)")
+    if "gateway" in r:
+        g = r["gateway"]
+        d = g["delay"]
+        lines.append(f"Gateway, ping 20 ms each way: p99 {d['p99_ms']:.3f} ms, baseline p99 {d['baseline_p99_ms']:.3f} ms, "
+                     f"p99 excess {d['p99_excess_ms']:+.3f} ms ({d['samples']} samples)")
+        for x in g["linerate"]:
+            lines.append(f"  line rate {x['requested_bps'] / 1e6:g} Mbit/s, 1500-byte packets at 1.2x: delivered/requested "
+                         f"{x['delivered_ratio']:.5f}, lateness p99 {x['lateness_p99_us']:.0f} us, datapath "
+                         f"{x['cpu_s_per_gb']:.1f} CPU-s per GB ({x['process_cpu_s_per_gb']:.1f} all threads)")
+        for x in g["table2"]:
+            lines.append(f"  Table II (kernel CUBIC) k={x['k']}: {x['measured_bps']:,.0f} bit/s measured, compensated/theoretical "
+                         f"{100 * x['ratio']:.3f} %")
     if "timing" in r:
         from airlink import timing
 
