@@ -158,3 +158,23 @@ def _scenario(tmp_path: Path) -> Path:
     path = tmp_path / "gw.toml"
     path.write_text(SCENARIO)
     return path
+
+
+@pytest.mark.skipif(shutil.which("setpriv") is None, reason="setpriv is not installed")
+def test_without_root_the_gateway_is_refused_and_writes_nothing() -> None:
+    import tempfile
+
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c"]
+    if subprocess.run([*as_nobody, "import airlink"], capture_output=True, timeout=60).returncode != 0:
+        pytest.skip("this checkout is not readable by an unprivileged user")
+    folder = Path(tempfile.mkdtemp(prefix="airlink-gw-"))
+    try:
+        folder.chmod(0o777)
+        _scenario(folder).chmod(0o644)
+        code = (f"from airlink import emulate\n"
+                f"emulate.gateway({str(folder / 'gw.toml')!r}, client_side='lo', server_side='lo2', out={str(folder / 'out')!r})\n")
+        r = subprocess.run([*as_nobody, code], capture_output=True, text=True, timeout=60)
+        assert r.returncode != 0 and "gateway mode needs root" in r.stderr, r.stderr
+        assert sorted(p.name for p in folder.iterdir()) == ["gw.toml"]
+    finally:
+        shutil.rmtree(folder)
