@@ -119,6 +119,26 @@ def _wait(emu: _core.Emulation, done: Callable[[], int | None], deadline: float 
         time.sleep(0.02)
 
 
+def _ticker(bar: tqdm, started: float) -> Callable[[], None]:
+    """Moves the progress bar to the elapsed time (capped at its total, when it has one)."""
+    def tick() -> None:
+        elapsed = time.monotonic() - started
+        bar.update((elapsed if bar.total is None else min(elapsed, bar.total)) - bar.n)
+    return tick
+
+
+def _stop_reason(e: SystemExit) -> str:
+    return f"signal {int(e.code) - 128}" if isinstance(e.code, int) and e.code > 128 else "exit"
+
+
+def _stop(emu: _core.Emulation, sink: ParquetSink) -> dict[str, Any]:
+    """Stops the emulation; writes the rest of its time series; returns its summary."""
+    summary = json.loads(emu.stop())
+    sink.write(emu.drain())
+    sink.close()
+    return summary
+
+
 def emulate(
     scenario: ScenarioPath,
     *,
@@ -171,9 +191,7 @@ def emulate(
         bar = tqdm(total=round(emu.stop_s) if client is None else None, unit="s", desc=emu.name, file=sys.stderr,
                    disable=not progress, bar_format="{desc}: {n:.0f}/{total_fmt} s {bar}" if client is None else None)
 
-        def tick() -> None:
-            elapsed = time.monotonic() - started
-            bar.update((elapsed if bar.total is None else min(elapsed, bar.total)) - bar.n)
+        tick = _ticker(bar, started)
 
         try:
             hs = None
@@ -199,12 +217,10 @@ def emulate(
         except KeyboardInterrupt:
             interrupted = "SIGINT"
         except SystemExit as e:
-            interrupted = f"signal {int(e.code) - 128}" if isinstance(e.code, int) and e.code > 128 else "exit"
+            interrupted = _stop_reason(e)
         finally:
             bar.close()
-            summary = json.loads(emu.stop())
-            sink.write(emu.drain())
-            sink.close()
+            summary = _stop(emu, sink)
         for c in commands:
             c.pop("handle", None)
             c.setdefault("exit_code", None)
@@ -270,21 +286,17 @@ def gateway(
         bar = tqdm(total=None if duration is None else round(duration), unit="s", desc=f"gateway {emu.name}",
                    file=sys.stderr, disable=not progress)
 
-        def tick() -> None:
-            elapsed = time.monotonic() - started
-            bar.update((elapsed if bar.total is None else min(elapsed, bar.total)) - bar.n)
+        tick = _ticker(bar, started)
 
         try:
             _wait(emu, lambda: None, deadline, sink, tick)
         except KeyboardInterrupt:
             stopped_by = "SIGINT"
         except SystemExit as e:
-            stopped_by = f"signal {int(e.code) - 128}" if isinstance(e.code, int) and e.code > 128 else "exit"
+            stopped_by = _stop_reason(e)
         finally:
             bar.close()
-            summary = json.loads(emu.stop())
-            sink.write(emu.drain())
-            sink.close()
+            summary = _stop(emu, sink)
         summary.update(completed=True, stopped_by=stopped_by, duration_s=time.monotonic() - started, commands=[])
         manifest = make_manifest(
             version=version(), scenario_name=emu.name, source=source, seed=emu.seed, overrides=overrides,
