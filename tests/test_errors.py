@@ -22,6 +22,7 @@ BAD_SCENARIOS = {
     "bad unit": ("[wired]\ndelay = \"100 parsecs\"\n\n[downlink.ofdm4g]\n\n[[flow]]\n", 2, 9, "parsecs"),
     "queue = 0": ("[downlink.ofdm4g]\nqueue = 0\n\n[[flow]]\n", 2, 9, "at least 1 packet"),
     "unknown modulation": ("[downlink.ofdm4g]\nmodulation = \"512qam\"\n\n[[flow]]\n", 2, 14, "unknown modulation"),
+    "BER above 0.5": ("[downlink.pipe]\nrate = \"2 Mbit/s\"\nbit_error_rate = 0.6\n\n[[flow]]\n", 3, 18, "[0, 0.5]"),
 }
 
 

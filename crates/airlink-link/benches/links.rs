@@ -21,7 +21,7 @@ fn pipe(c: &mut Criterion) {
     let mut g = c.benchmark_group("pipe");
     g.throughput(Throughput::Elements(10_000));
     g.bench_function("enqueue_and_deliver_1500B_at_1Gbit", |b| {
-        let params = PipeParams { rate_bps: Some(1_000_000_000), delay: Duration::from_millis(1), queue_limit: QueueLimit::Packets(100_000), loss: 0.0, bit_error_rate: 1e-7 };
+        let params = PipeParams { rate_bps: Some(1_000_000_000), delay: Duration::from_millis(1), queue_limit: QueueLimit::Packets(100_000), loss: 0.0, bit_error_rate: 1e-7, error_burst_bits: None };
         b.iter(|| {
             let mut p = Pipe::new(params.clone(), RngStream::derive(1, "bench"));
             let mut t = Instant::ZERO;

@@ -14,7 +14,7 @@
 //! Unit boundaries of a busy period are computed from its start (`start + k·unit time`), so
 //! rounding never accumulates. Loss, bit errors and the queue limit are the pipe's.
 
-use crate::{apply_bit_errors, DropReason, Link, LinkChange, LinkEvent, LinkSample, LinkStats, Packet, PipeParams, QueueLimit};
+use crate::{BitErrors, DropReason, Link, LinkChange, LinkEvent, LinkSample, LinkStats, Packet, PipeParams, QueueLimit};
 use airlink_engine::{Duration, Instant, RngStream};
 use std::collections::VecDeque;
 
@@ -23,6 +23,7 @@ pub struct Granular<P> {
     rate_bps: u64,
     unit_bytes: u32,
     rng: RngStream,
+    errors: BitErrors,
     /// Packets not yet wholly sent, with their bytes still to send.
     queue: VecDeque<(P, u32)>,
     /// Packets whose last byte is in the unit on the air.
@@ -50,6 +51,7 @@ impl<P: Packet> Granular<P> {
             rate_bps,
             unit_bytes,
             rng,
+            errors: BitErrors::default(),
             queue: VecDeque::new(),
             finishing: Vec::new(),
             finishing_bytes: 0,
@@ -138,7 +140,7 @@ impl<P: Packet> Link<P> for Granular<P> {
             self.drop_packet(now, &pkt, DropReason::Queue);
             return;
         }
-        if apply_bit_errors(&mut pkt, self.params.bit_error_rate, &mut self.rng) > 0 {
+        if self.errors.apply(&mut pkt, self.params.bit_error_rate, self.params.error_burst_bits, &mut self.rng) > 0 {
             self.stats.packets_corrupted += 1;
         }
         self.queue.push_back((pkt, len));

@@ -163,18 +163,28 @@ pub trait Link<P: Packet> {
     fn sample(&mut self, now: Instant) -> LinkSample;
 }
 
-/// Flips each bit of a `bits`-bit packet independently with probability `ber`, by jumping
-/// between errors with geometric gaps (cost proportional to the number of errors).
-pub fn apply_bit_errors<P: Packet>(pkt: &mut P, ber: f64, rng: &mut airlink_engine::RngStream) -> u32 {
+/// Flips each bit of a packet independently with probability `ber`, by jumping between errors
+/// with geometric gaps (cost proportional to the number of errors).
+fn apply_bit_errors<P: Packet>(pkt: &mut P, ber: f64, rng: &mut airlink_engine::RngStream) -> u32 {
+    flip_bits(pkt, 0, pkt.wire_len() as u64 * 8, ber, rng)
+}
+
+/// Flips each of the `n` bits from `start` on independently with probability `ber`.
+fn flip_bits<P: Packet>(
+    pkt: &mut P,
+    start: u64,
+    n: u64,
+    ber: f64,
+    rng: &mut airlink_engine::RngStream,
+) -> u32 {
     if ber <= 0.0 {
         return 0;
     }
-    let bits = pkt.wire_len() as u64 * 8;
     if ber >= 1.0 {
-        for b in 0..bits {
+        for b in start..start + n {
             pkt.flip_bit(b);
         }
-        return bits as u32;
+        return n as u32;
     }
     let log_q = (-ber).ln_1p();
     let mut flipped = 0;
@@ -182,13 +192,97 @@ pub fn apply_bit_errors<P: Packet>(pkt: &mut P, ber: f64, rng: &mut airlink_engi
     loop {
         // Number of intact bits before the next error: Geometric(ber) on {0, 1, ...}.
         let gap = (rng.uniform_open0().ln() / log_q).floor();
-        if gap >= (bits - pos) as f64 {
+        if gap >= (n - pos) as f64 {
             return flipped;
         }
         pos += gap as u64;
-        pkt.flip_bit(pos);
+        pkt.flip_bit(start + pos);
         flipped += 1;
         pos += 1;
+    }
+}
+
+/// The bit error rate within an error burst: a decoder that lost track emits random bits.
+pub const BURST_BER: f64 = 0.5;
+
+/// A link's bit errors: independent, or in bursts (a Gilbert–Elliott channel that advances
+/// over the bits the link sends). In bursts, the bad state flips each bit with probability
+/// [`BURST_BER`] and the good state none; bad periods are geometric on {1, 2, ...} with mean
+/// `burst_bits`, good ones geometric on {0, 1, ...} with mean `burst_bits·(BURST_BER − ber)/ber`,
+/// so that the long-run share of flipped bits is `ber`.
+#[derive(Clone, Debug, Default)]
+pub struct BitErrors {
+    /// The current state (true = bad) and the bits left in its period; `None` before the first bit.
+    period: Option<(bool, u64)>,
+}
+
+impl BitErrors {
+    /// Corrupts `pkt` at mean bit error rate `ber` (≤ [`BURST_BER`] in bursts); returns the
+    /// number of bits flipped.
+    pub fn apply<P: Packet>(
+        &mut self,
+        pkt: &mut P,
+        ber: f64,
+        burst_bits: Option<u32>,
+        rng: &mut airlink_engine::RngStream,
+    ) -> u32 {
+        let Some(burst) = burst_bits else {
+            return apply_bit_errors(pkt, ber, rng);
+        };
+        if ber <= 0.0 {
+            return 0;
+        }
+        let bits = pkt.wire_len() as u64 * 8;
+        let (mut pos, mut flipped) = (0, 0);
+        while pos < bits {
+            let (bad, left) = self.current(ber, burst as f64, rng);
+            let n = left.min(bits - pos);
+            if bad {
+                flipped += flip_bits(pkt, pos, n, BURST_BER, rng);
+            }
+            pos += n;
+            self.period = Some((bad, left - n));
+        }
+        flipped
+    }
+
+    /// The state and a period of at least one bit, drawing new periods as old ones end (the
+    /// first state from the stationary distribution).
+    fn current(
+        &mut self,
+        ber: f64,
+        burst: f64,
+        rng: &mut airlink_engine::RngStream,
+    ) -> (bool, u64) {
+        let good_mean = burst * (BURST_BER - ber).max(0.0) / ber;
+        let mut period = match self.period {
+            Some(p) => p,
+            None => {
+                let bad = rng.bernoulli(burst / (burst + good_mean));
+                (bad, Self::length(bad, burst, good_mean, rng))
+            }
+        };
+        while period.1 == 0 {
+            let bad = !period.0;
+            period = (bad, Self::length(bad, burst, good_mean, rng));
+        }
+        period
+    }
+
+    fn length(bad: bool, burst: f64, good_mean: f64, rng: &mut airlink_engine::RngStream) -> u64 {
+        // Geometric: the bad period on {1, 2, ...} with mean `burst`, the good one on {0, 1, ...}
+        // with mean `good_mean`; each is the number of trials before the first stop.
+        let (stay, base) = if bad {
+            (1.0 - 1.0 / burst, 1)
+        } else {
+            (good_mean / (1.0 + good_mean), 0)
+        };
+        if stay <= 0.0 {
+            return base;
+        }
+        base + (rng.uniform_open0().ln() / stay.ln())
+            .floor()
+            .min(u64::MAX as f64 / 2.0) as u64
     }
 }
 
@@ -248,5 +342,62 @@ mod tests {
         // Spec D test vector: packet error rate of 1500 B at BER 1e-5 is 11.31 %.
         let per = hit as f64 / 20_000.0;
         assert!((per - 0.1131).abs() < 0.01, "per {per}");
+    }
+
+    /// Bursts: the long-run bit error rate is the one asked for, and the errors cluster. A
+    /// packet of b bits meets a burst when one starts within it or in the mean burst length L_b
+    /// before it: bursts start once per L_g + L_b bits, so the packet error rate is about
+    /// (b + L_b)/(L_g + L_b), with L_g = L_b·(0.5 − ber)/ber (less the few bursts that flip nothing).
+    #[test]
+    fn bursts_keep_the_mean_rate_and_corrupt_fewer_packets() {
+        let (ber, burst) = (1e-5, 40u32);
+        let mut rng = RngStream::derive(1, "burst");
+        let mut channel = BitErrors::default();
+        let packets = 400_000;
+        let (mut errors, mut hit) = (0u64, 0u64);
+        for i in 0..packets {
+            let mut p = TestPacket::new(i, 1500);
+            let n = channel.apply(&mut p, ber, Some(burst), &mut rng);
+            assert_eq!(n as usize, p.flipped.len());
+            assert!(p.flipped.iter().all(|&b| b < 12_000));
+            errors += n as u64;
+            hit += (n > 0) as u64;
+        }
+        let mean = errors as f64 / (packets as f64 * 12_000.0);
+        assert!((mean / ber - 1.0).abs() < 0.1, "mean ber {mean}");
+        let good = burst as f64 * (BURST_BER - ber) / ber;
+        let expected = (12_000.0 + burst as f64) / (good + burst as f64);
+        let per = hit as f64 / packets as f64;
+        assert!(
+            (per / expected - 1.0).abs() < 0.1,
+            "per {per}, expected about {expected}"
+        );
+        // Independent errors at the same rate would corrupt 11.3 % of the packets.
+        assert!(per < 0.1131 / 10.0);
+    }
+
+    #[test]
+    fn bursts_at_one_half_flip_every_other_bit_on_average() {
+        let mut rng = RngStream::derive(2, "burst");
+        let mut channel = BitErrors::default();
+        let flipped: u32 = (0..200)
+            .map(|i| channel.apply(&mut TestPacket::new(i, 1500), 0.5, Some(8), &mut rng))
+            .sum();
+        let share = flipped as f64 / (200.0 * 12_000.0);
+        assert!((share - 0.5).abs() < 0.01, "share {share}");
+    }
+
+    #[test]
+    fn without_a_burst_length_the_errors_are_the_independent_ones() {
+        let (mut a, mut b) = (RngStream::derive(3, "x"), RngStream::derive(3, "x"));
+        let mut channel = BitErrors::default();
+        for i in 0..2_000 {
+            let (mut p, mut q) = (TestPacket::new(i, 1500), TestPacket::new(i, 1500));
+            assert_eq!(
+                channel.apply(&mut p, 1e-4, None, &mut a),
+                apply_bit_errors(&mut q, 1e-4, &mut b)
+            );
+            assert_eq!(p.flipped, q.flipped);
+        }
     }
 }

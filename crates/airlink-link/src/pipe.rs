@@ -1,5 +1,5 @@
 //! A plain link: serialisation at a fixed rate behind a drop-tail FIFO, a fixed propagation
-//! delay, independent random loss and independent bit errors.
+//! delay, independent random loss and bit errors (independent or in bursts).
 //!
 //! Every packet's fate is known when it arrives (FIFO at a fixed rate), so the pipe emits it
 //! at once with the instant it reaches the far end and needs no wake-ups of its own.
@@ -8,9 +8,9 @@
 //! |---|---|---|
 //! | queue | drop-tail, limit counts packets in the link (waiting or being sent) | as Dummynet/netem `limit` |
 //! | loss | Bernoulli per packet at the input | lost packets take no capacity |
-//! | bit errors | Bernoulli per bit | corrupted packets are delivered; the receiver's checksum decides |
+//! | bit errors | Bernoulli per bit, or Gilbert–Elliott bursts | corrupted packets are delivered; the receiver's checksum decides |
 
-use crate::{apply_bit_errors, DropReason, Link, LinkChange, LinkEvent, LinkSample, LinkStats, Packet};
+use crate::{BitErrors, DropReason, Link, LinkChange, LinkEvent, LinkSample, LinkStats, Packet};
 use airlink_engine::{Duration, Instant, RngStream};
 use std::collections::VecDeque;
 
@@ -30,11 +30,13 @@ pub struct PipeParams {
     pub queue_limit: QueueLimit,
     pub loss: f64,
     pub bit_error_rate: f64,
+    /// Mean length of an error burst in bits; `None`: independent bit errors (see [`BitErrors`]).
+    pub error_burst_bits: Option<u32>,
 }
 
 impl Default for PipeParams {
     fn default() -> Self {
-        PipeParams { rate_bps: None, delay: Duration::ZERO, queue_limit: QueueLimit::Packets(1000), loss: 0.0, bit_error_rate: 0.0 }
+        PipeParams { rate_bps: None, delay: Duration::ZERO, queue_limit: QueueLimit::Packets(1000), loss: 0.0, bit_error_rate: 0.0, error_burst_bits: None }
     }
 }
 
@@ -56,6 +58,7 @@ impl PipeParams {
 pub struct Pipe<P> {
     params: PipeParams,
     rng: RngStream,
+    errors: BitErrors,
     /// Departure instants and sizes of packets still in the link's queue or on the wire.
     backlog: VecDeque<(Instant, u32)>,
     backlog_bytes: u64,
@@ -70,6 +73,7 @@ impl<P: Packet> Pipe<P> {
         Pipe {
             params,
             rng,
+            errors: BitErrors::default(),
             backlog: VecDeque::new(),
             backlog_bytes: 0,
             last_departure: Instant::ZERO,
@@ -132,7 +136,7 @@ impl<P: Packet> Link<P> for Pipe<P> {
                 departure
             }
         };
-        if apply_bit_errors(&mut pkt, self.params.bit_error_rate, &mut self.rng) > 0 {
+        if self.errors.apply(&mut pkt, self.params.bit_error_rate, self.params.error_burst_bits, &mut self.rng) > 0 {
             self.stats.packets_corrupted += 1;
         }
         self.stats.packets_out += 1;

@@ -105,6 +105,7 @@ fn pipe_params(p: &sc::PipeConfig) -> PipeParams {
         queue_limit: queue_limit(p.queue),
         loss: p.loss.0,
         bit_error_rate: p.bit_error_rate.0,
+        error_burst_bits: p.error_burst_bits.map(|b| b.get()),
     }
 }
 

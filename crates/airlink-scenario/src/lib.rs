@@ -537,6 +537,7 @@ impl LinkSet {
             queue: self.queue.unwrap_or(p.queue),
             loss: self.loss.unwrap_or(p.loss),
             bit_error_rate: self.bit_error_rate.unwrap_or(p.bit_error_rate),
+            error_burst_bits: p.error_burst_bits,
             unit: p.unit,
         }
     }

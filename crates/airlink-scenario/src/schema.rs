@@ -12,7 +12,7 @@
 //!
 //! A `pipe` is a plain link (rate, delay, queue, random loss, bit errors).
 
-use crate::units::{DataSize, Decibel, Distance, Frequency, Probability, QueueLimit, Rate, Speed, Time};
+use crate::units::{BitErrorRate, DataSize, Decibel, Distance, Frequency, Probability, QueueLimit, Rate, Speed, Time};
 use airlink_engine::Duration;
 use airlink_phy::Modulation;
 use indexmap::IndexMap;
@@ -155,9 +155,16 @@ pub struct PipeConfig {
     /// Probability that a packet is lost, independently of others. Default 0.
     #[serde(default)]
     pub loss: Probability,
-    /// Probability that each bit is flipped; the receiver's checksum then drops the packet.
+    /// Probability that each bit is flipped, in [0, 0.5]; the receiver's checksum then drops
+    /// the packet. Without `error_burst_bits` each bit independently; with it, the long-run mean.
     #[serde(default)]
-    pub bit_error_rate: Probability,
+    pub bit_error_rate: BitErrorRate,
+    /// Mean length of an error burst, bits: a Gilbert–Elliott channel over the bits sent, whose
+    /// bad state flips each bit with probability 0.5 and whose good state is error-free, its
+    /// periods geometric and long enough that the mean stays `bit_error_rate` (the residual
+    /// errors of a convolutional decoder come in such bursts). Absent: independent bit errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_burst_bits: Option<std::num::NonZeroU32>,
     /// Unit of delivery (needs a rate): the link sends units of this size back to back, packed
     /// with the bytes queued, and a packet leaves with the unit holding its last byte (the
     /// Seawind study's granularity: LLC frames, RLC blocks). Absent: whole packets.
@@ -179,7 +186,8 @@ impl Default for PipeConfig {
             delay: zero_time(),
             queue: default_pipe_queue(),
             loss: Probability(0.0),
-            bit_error_rate: Probability(0.0),
+            bit_error_rate: BitErrorRate(0.0),
+            error_burst_bits: None,
             unit: None,
         }
     }
@@ -491,9 +499,9 @@ pub struct LinkSet {
     /// The new probability that a packet is lost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss: Option<Probability>,
-    /// The new probability that each bit is flipped.
+    /// The new probability that each bit is flipped, in [0, 0.5].
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bit_error_rate: Option<Probability>,
+    pub bit_error_rate: Option<BitErrorRate>,
     /// A radio channel's new mean SNR (its fading goes on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_snr: Option<Decibel>,

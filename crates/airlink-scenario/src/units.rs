@@ -266,17 +266,24 @@ impl schemars::JsonSchema for Probability {
     }
 }
 
+/// A number or a percentage (`"1 %"`) as a fraction, not yet checked against a range.
+fn fraction(s: &str, what: &str, expected: &str) -> Result<f64, String> {
+    let (x, unit) = split_number(s).ok_or_else(|| format!("invalid {what} \"{s}\": {expected}"))?;
+    match unit {
+        "%" => Ok(x / 100.0),
+        "" => Ok(x),
+        u => Err(format!(
+            "invalid {what} \"{s}\": unknown unit \"{u}\": {expected}"
+        )),
+    }
+}
+
 impl std::str::FromStr for Probability {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         let expected = "expected a probability: a number in [0, 1] or a percentage, like \"1 %\"";
-        let (x, unit) = split_number(s).ok_or_else(|| format!("invalid probability \"{s}\": {expected}"))?;
-        let p = match unit {
-            "%" => x / 100.0,
-            "" => x,
-            u => return Err(format!("invalid probability \"{s}\": unknown unit \"{u}\": {expected}")),
-        };
-        Probability::new(p).map_err(|_| format!("invalid probability \"{s}\": {expected}"))
+        Probability::new(fraction(s, "probability", expected)?)
+            .map_err(|_| format!("invalid probability \"{s}\": {expected}"))
     }
 }
 
@@ -308,6 +315,66 @@ impl<'de> Deserialize<'de> for Probability {
                 Probability::new(v as f64).map_err(E::custom)
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Probability, E> {
+                v.parse().map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A bit error rate in [0, 0.5]: a number (`1e-5`) or a percentage. Above one half a bit would
+/// be wrong more often than right (a receiver would invert it), so such a rate is refused.
+#[derive(Copy, Clone, Debug, Default, PartialEq, PartialOrd, Serialize)]
+pub struct BitErrorRate(pub f64);
+
+const BER_EXPECTED: &str =
+    "expected a bit error rate: a number in [0, 0.5] or a percentage, like \"0.001 %\"";
+
+impl BitErrorRate {
+    fn new(x: f64) -> Result<BitErrorRate, String> {
+        if (0.0..=0.5).contains(&x) {
+            Ok(BitErrorRate(x))
+        } else {
+            Err(format!("invalid bit error rate {x}: {BER_EXPECTED}"))
+        }
+    }
+}
+
+impl schemars::JsonSchema for BitErrorRate {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "BitErrorRate".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": ["number", "string"], "description": "a bit error rate: a number in [0, 0.5] or a percentage"})
+    }
+}
+
+impl std::str::FromStr for BitErrorRate {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        BitErrorRate::new(fraction(s, "bit error rate", BER_EXPECTED)?)
+            .map_err(|_| format!("invalid bit error rate \"{s}\": {BER_EXPECTED}"))
+    }
+}
+
+impl<'de> Deserialize<'de> for BitErrorRate {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = BitErrorRate;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a bit error rate: a number in [0, 0.5] or a percentage")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<BitErrorRate, E> {
+                BitErrorRate::new(v).map_err(E::custom)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<BitErrorRate, E> {
+                BitErrorRate::new(v as f64).map_err(E::custom)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<BitErrorRate, E> {
+                BitErrorRate::new(v as f64).map_err(E::custom)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<BitErrorRate, E> {
                 v.parse().map_err(E::custom)
             }
         }

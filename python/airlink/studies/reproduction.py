@@ -18,6 +18,7 @@ so that is refused unless ``--force`` (which replaces the report and keeps the r
 
 from __future__ import annotations
 
+import csv
 import functools
 import hashlib
 import json
@@ -182,3 +183,12 @@ def store_lines(stores: Mapping[str, Path]) -> list[str]:
     names = ", ".join(f"{STORE}/{part}" for part in stores)
     return [f"Runs are kept in the result store(s) {names} of this folder: a reproduction into it again reuses "
             f"them, and `airlink report {STORE}/PART` draws a part's generic sweep report (means, CDFs, min/max)."]
+
+
+def write_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
+    """A report's CSV file: one column per key of any row, in first-seen order."""
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, keys)
+        w.writeheader()
+        w.writerows(rows)
