@@ -359,8 +359,8 @@ impl GprsConfig {
             delay: self.delay,
             queue: self.queue,
             loss: self.loss,
-            bit_error_rate: Probability(0.0),
             unit: self.unit_bytes().map(DataSize),
+            ..PipeConfig::default()
         }
     }
 }
