@@ -58,7 +58,7 @@ def test_quick_form_writes_every_file(quick: tuple[tcppf.Reproduction, Path]) ->
     names = {p.name for p in out.iterdir()}
     per_grid = {f"{g}_{n}" for g in tcppf.GRIDS for n in ("fig3.png", "fig4.png", "fig5.png", "gaps.png", "schedulers.csv",
                                                            "paired.csv", "runs.csv", "users.csv")}
-    assert per_grid | {"fig1_fig2.png", "fig1_fig2.csv", "gaps_vs_rto.csv", "sensitivity.csv", "sensitivity.png", "index.html",
+    assert per_grid | {"fig1_fig2.png", "fig1_fig2_3kmh.png", "fig1_fig2.csv", "gaps_vs_rto.csv", "sensitivity.csv", "sensitivity.png", "index.html",
                        "README.md", "report.json", "reproduction.json", "store"} <= names
     page = (out / "index.html").read_text()
     assert all(f'src="{n}"' in page for n in names if n.endswith(".png"))
@@ -149,19 +149,24 @@ def test_sensitivity_rows_pair_pf_and_tcp_pf_under_each_assumption(quick: tuple[
 
 def test_figs_1_2_come_from_the_event_log(quick: tuple[tcppf.Reproduction, Path]) -> None:
     rep, out = quick
-    user = tcppf.trace_user(rep)
-    for s in tcppf.PAIR:
-        t = tcppf.user_trace(rep, s, user)
-        u = rep.traces[s]["users"][user]
-        assert len(t["timeout_s"]) == u["timeouts"]
-        # Segments are numbered from 1; a segment sent again is marked, and the ACKs never pass what was sent.
-        assert t["sent_segment"][:3] == [1, 2, 3] and not any(t["retransmitted"][:3])
-        assert sum(t["retransmitted"]) >= u["timeouts"]
-        assert max(t["acked_segments"]) <= max(t["sent_segment"])
-        assert t["acked_segments"] == sorted(t["acked_segments"])
-        assert t["served_s"] and all(0 <= x < 8 for x in t["served_s"] + t["frame_error_s"])
+    for traces in (rep.traces, rep.slow_traces):
+        user = tcppf.trace_user(traces)
+        for s in tcppf.PAIR:
+            t = tcppf.user_trace(traces, s, user)
+            u = traces[s]["users"][user]
+            assert len(t["timeout_s"]) == u["timeouts"]
+            # Segments are numbered from 1; a segment sent again is marked, and the ACKs never pass what was sent.
+            assert t["sent_segment"][:3] == [1, 2, 3] and not any(t["retransmitted"][:3])
+            assert sum(t["retransmitted"]) >= u["timeouts"]
+            assert max(t["acked_segments"]) <= max(t["sent_segment"])
+            assert t["acked_segments"] == sorted(t["acked_segments"])
+            assert t["served_s"] and all(0 <= x < 8 for x in t["served_s"] + t["frame_error_s"])
+    # At 3 km/h PF's traced user times out after the start-up, as in the study's Fig. 1.
+    slow = rep.slow_traces["pf"]["users"][tcppf.trace_user(rep.slow_traces)]
+    assert slow["timeouts"] > slow["start_timeouts"]
     rows = list(csv.DictReader((out / "fig1_fig2.csv").open()))
     assert {r["event"] for r in rows} >= {"sent", "ack", "cwnd", "served"}
+    assert {r["setting"] for r in rows} == {"defaults", tcppf.SLOW}
 
 
 def test_the_event_log_agrees_with_the_summary_and_changes_nothing(tmp_path: Path) -> None:

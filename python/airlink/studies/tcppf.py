@@ -199,6 +199,8 @@ class Reproduction:
     sensitivity: dict[str, Part] = field(default_factory=dict)  # by setting (SENSITIVITY): PF and TCP-PF
     #: Seed 1 with time series: per scheduler, each user's cwnd/delivered trace and its RTO.
     traces: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The same for PF and TCP-PF at 3 km/h, where PF's gaps do cause timeouts (Figs. 1-2 again).
+    slow_traces: dict[str, dict[str, Any]] = field(default_factory=dict)
     claims: list[dict[str, str]] = field(default_factory=list)
     stores: dict[str, Path] = field(default_factory=dict)
 
@@ -223,8 +225,14 @@ def sensitivity_experiment(seeds: int, extra: Sequence[str]) -> Experiment:
                             metrics=("flows.*.goodput_bps",))
 
 
+#: The traced runs: every scheduler with the defaults, and PF and TCP-PF at 3 km/h.
+SLOW = "speed-3"
+SLOW_OVERRIDES = tuple(o for o in GRIDS[SLOW] if o not in WATERFALL)
+
+
 def traces_experiment(extra: Sequence[str]) -> Experiment:
-    points = [((("scheduler", s),), (*over, *EVENT_LOG, *extra)) for s, over in SCHEDULERS.items()]
+    points = [((("setting", "defaults"), ("scheduler", s)), (*over, *EVENT_LOG, *extra)) for s, over in SCHEDULERS.items()]
+    points += [(((("setting", SLOW), ("scheduler", s))), (*SCHEDULERS[s], *SLOW_OVERRIDES, *EVENT_LOG, *extra)) for s in PAIR]
     return build_experiment("tcp-pf-traces", "airlink reproduce tcp-pf: cell/tcp-pf.toml per scheduler, seed 1, "
                             "time series and event log", _scenario(), points, (1,), metrics=("flows.*.goodput_bps",),
                             series=True)
@@ -267,10 +275,10 @@ def sensitivity_rows(rep: Reproduction) -> list[dict[str, Any]]:
     return rows
 
 
-def _traces(exp: Experiment, store: Path, records: Records) -> dict[str, dict[str, Any]]:
-    """Per scheduler (seed 1): each user's cwnd and delivered bytes against time, and its turn
-    gaps beside its retransmission timeout (median of the sampled RTO after the first second)."""
-    out = {}
+def _traces(exp: Experiment, store: Path, records: Records) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per setting and scheduler (seed 1): each user's turn gaps beside its retransmission timeout
+    (median of the sampled RTO after the first second), and for PF and TCP-PF the event log."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
     for c in exp.configs:
         record = records[c.index, 0]
         flows = load_series(store, record["key"], "flows")
@@ -285,27 +293,27 @@ def _traces(exp: Experiment, store: Path, records: Records) -> dict[str, dict[st
                           "interval_max_s": fig["interval_max_s"][i],
                           "srtt_median_s": float(settled["srtt_us"].median()) / 1e6 if len(settled) else math.nan,
                           "rto_median_s": float(settled["rto_us"].median()) / 1e6 if len(settled) else math.nan})
-        scheduler = dict(c.params)["scheduler"]
-        out[scheduler] = {"users": users}
-        if scheduler in PAIR:  # Figs. 1-2: the event log, every user (the one to show is chosen from PF's)
-            out[scheduler]["segments"] = load_series(store, record["key"], "segments")
-            out[scheduler]["slots"] = load_series(store, record["key"], "slots")
+        params = dict(c.params)
+        trace = out.setdefault(params["setting"], {})[params["scheduler"]] = {"users": users}
+        if params["scheduler"] in PAIR:  # Figs. 1-2: the event log, every user (the one to show is chosen from PF's)
+            trace["segments"] = load_series(store, record["key"], "segments")
+            trace["slots"] = load_series(store, record["key"], "slots")
     return out
 
 
-def trace_user(rep: Reproduction) -> int:
+def trace_user(traces: Mapping[str, Mapping[str, Any]]) -> int:
     """The user Figs. 1-2 follow: PF's user with the most timeouts after the start-up, then the
     longest gap."""
-    users = rep.traces["pf"]["users"]
+    users = traces["pf"]["users"]
     return max(users, key=lambda u: (u["timeouts"] - u["start_timeouts"], u["timeouts"], u["interval_max_s"] or 0))["user"]
 
 
-def user_trace(rep: Reproduction, scheduler: str, user: int) -> dict[str, list[float]]:
+def user_trace(traces: Mapping[str, Mapping[str, Any]], scheduler: str, user: int) -> dict[str, list[float]]:
     """One user's run as the study's Figs. 1-2 draw it: each segment sent (segment number, from
     1; a retransmission is one below the highest sent before), each ACK (segments acknowledged),
     cwnd (segments) after each of them, the timeouts, and the slots the user was served (frame
     errors apart)."""
-    t = rep.traces[scheduler]
+    t = traces[scheduler]
     seg = t["segments"][t["segments"]["flow"] == user]
     slots = t["slots"][t["slots"]["user"] == user]
     sent = seg[seg["kind"] == "sent"]
@@ -393,7 +401,8 @@ def reproduce(*, seeds: int = SEEDS, parts: Sequence[str] = PARTS, progress: boo
         rep.sensitivity = _sensitivity(exp, run_part(exp, rep.stores["sensitivity"], **run))
     if "traces" in parts:
         exp, rep.stores["traces"] = traces_experiment(extra), store_of(out, "traces")
-        rep.traces = _traces(exp, rep.stores["traces"], run_part(exp, rep.stores["traces"], **run))
+        traces = _traces(exp, rep.stores["traces"], run_part(exp, rep.stores["traces"], **run))
+        rep.traces, rep.slow_traces = traces["defaults"], traces[SLOW]
     return rep
 
 

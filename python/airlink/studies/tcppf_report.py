@@ -61,12 +61,13 @@ def _figures(out: Path, grid: str, part: tcppf.Part) -> None:
              "fraction of users ≤ x")
 
 
-def _fig1_fig2(out: Path, rep: Reproduction, user: int) -> list[dict[str, Any]]:
-    """Figs. 1-2 as the study draws them, from the traced run's event log; returns their data rows."""
+def _fig1_fig2(path: Path, traces: Mapping[str, Mapping[str, Any]], setting: str, what: str) -> list[dict[str, Any]]:
+    """Figs. 1-2 as the study draws them, from a traced run's event log; returns their data rows."""
+    user = tcppf.trace_user(traces)
     fig, axes = plt.subplots(2, 1, figsize=(9, 7.5), dpi=100, sharex=True)
     rows: list[dict[str, Any]] = []
     for ax, s, name in zip(axes, tcppf.PAIR, ("Fig. 1", "Fig. 2")):
-        t = tcppf.user_trace(rep, s, user)
+        t = tcppf.user_trace(traces, s, user)
         fresh = [(x, k) for x, k, r in zip(t["sent_s"], t["sent_segment"], t["retransmitted"]) if not r]
         again = [(x, k) for x, k, r in zip(t["sent_s"], t["sent_segment"], t["retransmitted"]) if r]
         ax.plot(*zip(*fresh) if fresh else ([], []), ".", markersize=2, color="tab:blue", label="segment sent")
@@ -82,22 +83,22 @@ def _fig1_fig2(out: Path, rep: Reproduction, user: int) -> list[dict[str, Any]]:
         right = ax.twinx()
         right.step(t["cwnd_s"], t["cwnd_segments"], where="post", color="tab:orange", linewidth=1)
         right.set_ylabel("cwnd (segments)", color="tab:orange")
-        ax.set_title(f"{name}: user {user} under {LABELS[s]}, seed 1 ({len(t['timeout_s'])} timeouts, red lines; "
+        ax.set_title(f"{name}: user {user} under {LABELS[s]}, seed 1, {what} ({len(t['timeout_s'])} timeouts, red lines; "
                      f"{len(t['served_s']) + len(t['frame_error_s'])} slots served, {len(t['frame_error_s'])} frame errors)",
                      fontsize=9)
         ax.set_ylabel("segment number")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7, loc="upper left")
-        rows += [{"scheduler": s, "user": user, "event": "sent", "time_s": x, "segment": k, "retransmitted": r}
+        rows += [{"setting": setting, "scheduler": s, "user": user, "event": "sent", "time_s": x, "segment": k, "retransmitted": r}
                  for x, k, r in zip(t["sent_s"], t["sent_segment"], t["retransmitted"])]
-        rows += [{"scheduler": s, "user": user, "event": "ack", "time_s": x, "segment": k} for x, k in zip(t["ack_s"], t["acked_segments"])]
-        rows += [{"scheduler": s, "user": user, "event": "cwnd", "time_s": x, "cwnd_segments": c}
+        rows += [{"setting": setting, "scheduler": s, "user": user, "event": "ack", "time_s": x, "segment": k} for x, k in zip(t["ack_s"], t["acked_segments"])]
+        rows += [{"setting": setting, "scheduler": s, "user": user, "event": "cwnd", "time_s": x, "cwnd_segments": c}
                  for x, c in zip(t["cwnd_s"], t["cwnd_segments"])]
-        rows += [{"scheduler": s, "user": user, "event": e, "time_s": x}
+        rows += [{"setting": setting, "scheduler": s, "user": user, "event": e, "time_s": x}
                  for e, key in (("timeout", "timeout_s"), ("served", "served_s"), ("frame_error", "frame_error_s")) for x in t[key]]
     axes[-1].set_xlabel("time (s)")
     fig.tight_layout()
-    fig.savefig(out / "fig1_fig2.png")
+    fig.savefig(path)
     plt.close(fig)
     return rows
 
@@ -231,8 +232,10 @@ def render_html(rep: Reproduction) -> str:
                             [[r["scheduler"], f"{r['median_srtt_s']:.2f}", f"{r['median_rto_s']:.2f}", f"{r['smallest_rto_s']:.2f}",
                               f"{r['longest_gap_s']:.2f}", str(r["users_gap_over_rto"]), str(r["timeouts"]),
                               str(r["start_timeouts"])] for r in rows], "num"),
-                 f"<h2>Figs. 1 and 2: user {tcppf.trace_user(rep)} under PF and TCP-PF (seed 1)</h2>",
+                 f"<h2>Figs. 1 and 2: user {tcppf.trace_user(rep.traces)} under PF and TCP-PF (seed 1, the defaults)</h2>",
                  '<img src="fig1_fig2.png" alt="Figs. 1 and 2">', f"<p>{esc(FIGS_NOTE)}</p>",
+                 f"<h2>Figs. 1 and 2 at 3 km/h: user {tcppf.trace_user(rep.slow_traces)} (seed 1), where PF's gaps "
+                 "outlast the RTO</h2>", '<img src="fig1_fig2_3kmh.png" alt="Figs. 1 and 2 at 3 km/h">',
                  '<p>Data: <a href="gaps_vs_rto.csv">gaps_vs_rto.csv</a>, <a href="fig1_fig2.csv">fig1_fig2.csv</a></p>']
     body.append('<p>Also: <a href="README.md">README.md</a>; machine-readable: <a href="report.json">report.json</a>.</p>')
     return page("airlink: TCP-PF reproduction", body)
@@ -247,7 +250,8 @@ def write_report(rep: Reproduction, out: Path) -> None:
         _figures(out, grid, part)
     if rep.traces:
         _csv(out / "gaps_vs_rto.csv", [{"scheduler": s, **u} for s, t in rep.traces.items() for u in t["users"]])
-        _csv(out / "fig1_fig2.csv", _fig1_fig2(out, rep, tcppf.trace_user(rep)))
+        _csv(out / "fig1_fig2.csv", [*_fig1_fig2(out / "fig1_fig2.png", rep.traces, "defaults", "30 km/h"),
+                                     *_fig1_fig2(out / "fig1_fig2_3kmh.png", rep.slow_traces, tcppf.SLOW, "3 km/h")])
     if sens := tcppf.sensitivity_rows(rep):
         _csv(out / "sensitivity.csv", sens)
         _sensitivity_png(out, sens)
