@@ -165,26 +165,26 @@ def _paired_cells(part: tcppf.Part) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-FINDINGS = """What airlink finds, and why (read from the default grid, the gaps-against-RTO table and
-the sensitivity table). TCP-PF does not gain over PF here: PF's turns are regular enough
-that no user waits anywhere near its retransmission timeout. Each user's 64 kB window sits in its
-unbounded queue at the base station, which drains at the user's share of the cell (about
-100 kbit/s), so the RTT is seconds and the RTO (seconds, from the RTT) is far above PF's longest
-gaps (tenths of a second), and TCP-PF's extra term (eq. 19) only trades MAC throughput for
-regularity. Shortening the RTT does not bring the study's timeouts back: bounded MAC queues
-(8 or 32 packets) cause drops, so timeouts of real losses under every scheduler alike, and TCP-PF
-falls further behind PF; a window of 8 KiB keeps the queue short without drops and TCP-PF still
-loses more. What does bring them back is slower fading: at 3 km/h and 1 km/h a fade lasts
-hundreds of milliseconds, PF leaves a user in a fade unserved for a second or more (its Fig. 1),
-and PF's timeouts, with their spurious retransmissions, outnumber TCP-PF's several times over, as
-the study says. That moves TCP-PF − PF towards zero, but within these runs not above it: a
-timeout costs Reno little here (the queued originals arrive and acknowledge the go-back), while
-TCP-PF's regularity costs MAC throughput at every speed. Reading the study's 200 ms timer granularity as a
-timer tick instead of RFC 6298's G changes nothing measurable, nor does the frame-error model
-(with bounded queues a user's "gap" also counts time its queue stood empty after losses); a weaker link budget makes timeouts more frequent under every scheduler without
-reversing PF against TCP-PF. With the intervals in slots the first bracket term dominates and
-TCP-PF moves towards round robin (shorter gaps, less throughput); in airlink, gaps of seconds at
-30 km/h occur only under MAX and TCP-MAX."""
+FINDINGS = """What airlink finds, and why (read from the default grid, the gaps-against-RTO table and the
+sensitivity table). TCP-PF does not gain over PF here: PF's turns are regular enough that no user
+waits anywhere near its retransmission timeout. Each user's 64 kB window sits in its unbounded queue
+at the base station, which drains at the user's share of the cell (about 100 kbit/s), so the RTT is
+seconds and the RTO (seconds, from the RTT) is far above PF's longest gaps (tenths of a second), and
+TCP-PF's extra term (eq. 19) only trades MAC throughput for regularity. Shortening the RTT does not
+bring the study's timeouts back: bounded MAC queues (8 or 32 packets) cause drops, so timeouts of
+real losses under every scheduler alike, and TCP-PF falls further behind PF (with bounded queues a
+user's "gap" also counts the time its queue stood empty after losses); a window of 8 KiB keeps the
+queue short without drops and TCP-PF still loses more. What does bring them back is slower fading:
+at 3 km/h and 1 km/h a fade lasts hundreds of milliseconds, PF leaves a user in a fade unserved for
+a second or more (Figs. 1-2 at 3 km/h), and PF's timeouts, with their spurious retransmissions,
+outnumber TCP-PF's several times over, as the study says. That moves TCP-PF − PF towards zero, but
+within these runs not above it: a timeout costs Reno little here (the queued originals arrive and
+acknowledge the go-back), while TCP-PF's regularity costs MAC throughput at every speed. Reading the
+study's 200 ms timer granularity as a timer tick instead of RFC 6298's G changes nothing measurable,
+nor does the frame-error model; a weaker link budget makes timeouts more frequent under every
+scheduler without reversing PF against TCP-PF. With the intervals in slots the first bracket term
+dominates and TCP-PF moves towards round robin (shorter gaps, less throughput); in airlink, gaps of
+seconds at 30 km/h occur only under MAX and TCP-MAX."""
 
 FIGS_NOTE = ("Figs. 1-2 are drawn from the traced run's event log (the scenario's event_log): every segment the "
              "server sent (retransmissions marked), every ACK it received, cwnd after each, the timeouts (red "
