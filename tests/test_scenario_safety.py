@@ -80,6 +80,19 @@ def test_check_prints_every_effective_value_with_the_transport(airlink_cli: Cli)
         assert key in transport, key
 
 
+def test_the_tcp_timer_tick_is_a_scenario_key(airlink_cli: Cli) -> None:
+    # The TCP-PF study's 200 ms granularity: G by default, the tick when asked, flow by flow.
+    checked = json.loads(airlink_cli("check", "scenarios/cell/tcp-pf.toml", "--set", "flow.0.tcp.tick=200 ms",
+                                     "--json").stdout)["transport"]
+    assert (checked[0]["tick"], checked[0]["clock_granularity"]) == ("200 ms", "200 ms")
+    assert checked[1]["tick"] == "0 ns"
+    # The tick delays timer expiries to its multiples: a run with it is another run.
+    over = ["stop=3 s", "downlink.cell.scheduler=pf"]
+    plain = airlink.run("scenarios/cell/tcp-pf.toml", seed=1, overrides=over)
+    ticked = airlink.run("scenarios/cell/tcp-pf.toml", seed=1, overrides=[*over, *(f"flow.{i}.tcp.tick=200 ms" for i in range(21))])
+    assert plain.summary["flows"] != ticked.summary["flows"]
+
+
 # --- warnings ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("extra", "expected"), [

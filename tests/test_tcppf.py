@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from pathlib import Path
@@ -40,6 +41,9 @@ def test_paired_differences_need_the_same_seeds() -> None:
     assert d["ci95"] == pytest.approx(stats.t_halfwidth([2.0, 1.0, 2.0, 1.0]))
     with pytest.raises(ValueError, match="same seeds"):
         tcppf.paired([1.0, 2.0], [1.0])
+    # No timeouts on the reference side: a difference, but no relative one.
+    none = tcppf.paired([1.0, 0.0], [0.0, 0.0])
+    assert none["mean"] == 0.5 and math.isnan(none["relative"])
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +58,8 @@ def test_quick_form_writes_every_file(quick: tuple[tcppf.Reproduction, Path]) ->
     names = {p.name for p in out.iterdir()}
     per_grid = {f"{g}_{n}" for g in tcppf.GRIDS for n in ("fig3.png", "fig4.png", "fig5.png", "gaps.png", "schedulers.csv",
                                                            "paired.csv", "runs.csv", "users.csv")}
-    assert per_grid | {"fig1_fig2.png", "fig1_fig2.csv", "gaps_vs_rto.csv", "index.html", "README.md", "report.json",
-                       "reproduction.json", "store"} <= names
+    assert per_grid | {"fig1_fig2.png", "fig1_fig2_3kmh.png", "fig1_fig2.csv", "gaps_vs_rto.csv", "sensitivity.csv", "sensitivity.png", "index.html",
+                       "README.md", "report.json", "reproduction.json", "store"} <= names
     page = (out / "index.html").read_text()
     assert all(f'src="{n}"' in page for n in names if n.endswith(".png"))
     assert "Deviation: quick form" in page
@@ -92,8 +96,10 @@ def test_quick_grid_orders_the_schedulers(quick: tuple[tcppf.Reproduction, Path]
         for runs in part.runs.values():
             assert all(0 < r["jain"] <= 1 for r in runs)
         assert all(math.isfinite(r["f_sys"]) for r in part.runs["pf"])
-        # Intervals in slots make TCP-PF's turns more regular than in seconds (the first term dominates).
-        assert row["tcp-pf-slots"]["interval_max_s"] < row["tcp-pf"]["interval_max_s"], grid
+        # Intervals in slots make TCP-PF's turns more regular than in seconds (the first term dominates);
+        # with bounded queues a gap also holds the time a user's queue stood empty after its losses.
+        if not any(o.startswith("downlink.cell.queue") for o in tcppf.GRIDS[grid]):
+            assert row["tcp-pf-slots"]["interval_max_s"] < row["tcp-pf"]["interval_max_s"], grid
 
 
 def test_gaps_against_rto(quick: tuple[tcppf.Reproduction, Path]) -> None:
@@ -117,3 +123,76 @@ def test_a_second_reproduction_runs_nothing(quick: tuple[tcppf.Reproduction, Pat
 def test_unknown_part_is_refused() -> None:
     with pytest.raises(ValueError, match="expected one of waterfall"):
         tcppf.reproduce(parts=("fig9",), quick=True)
+
+
+def test_sensitivity_rows_pair_pf_and_tcp_pf_under_each_assumption(quick: tuple[tcppf.Reproduction, Path]) -> None:
+    rep, out = quick
+    rows = tcppf.sensitivity_rows(rep)
+    assert [r["setting"] for r in rows] == [k for _, k in tcppf.SENSITIVITY_ROWS]
+    assert rows[0]["shift_pct"] == 0.0
+    for r in rows:
+        part = rep.grids.get(r["setting"]) or rep.sensitivity[r["setting"]]
+        diffs = [a - b for a, b in zip(part.series("tcp-pf", "system_bps"), part.series("pf", "system_bps"))]
+        assert r["gain_pct"] == pytest.approx(100 * stats.mean(diffs) / stats.mean(part.series("pf", "system_bps")))
+        assert r["shift_pct"] == pytest.approx(r["gain_pct"] - rows[0]["gain_pct"])
+    by = {r["setting"]: r for r in rows}
+    # Bounded queues drop: timeouts of real losses under both schedulers, where unbounded queues have next to none.
+    assert by["queue-8"]["pf_timeouts"] > 5 * max(by["waterfall"]["pf_timeouts"], 1)
+    assert by["queue-8"]["tcp_pf_timeouts"] > 5 * max(by["waterfall"]["tcp_pf_timeouts"], 1)
+    # Slower fading lengthens PF's gaps: more users wait over a second, and PF times out more than TCP-PF.
+    assert by["speed-1"]["pf_gap_over_1s_pct"] > by["speed-10"]["pf_gap_over_1s_pct"] > by["waterfall"]["pf_gap_over_1s_pct"]
+    assert by["speed-1"]["pf_timeouts"] > 2 * by["speed-1"]["tcp_pf_timeouts"]
+    # The 8 KiB window binds: the same placements, yet not the same runs.
+    assert by["rwnd-8k"]["tcp_pf_kbps"] != by["waterfall"]["tcp_pf_kbps"]
+    assert "sensitivity" in json.loads((out / "report.json").read_text())
+
+
+def test_figs_1_2_come_from_the_event_log(quick: tuple[tcppf.Reproduction, Path]) -> None:
+    rep, out = quick
+    for traces in (rep.traces, rep.slow_traces):
+        user = tcppf.trace_user(traces)
+        for s in tcppf.PAIR:
+            t = tcppf.user_trace(traces, s, user)
+            u = traces[s]["users"][user]
+            assert len(t["timeout_s"]) == u["timeouts"]
+            # Segments are numbered from 1; a segment sent again is marked, and the ACKs never pass what was sent.
+            assert t["sent_segment"][:3] == [1, 2, 3] and not any(t["retransmitted"][:3])
+            assert sum(t["retransmitted"]) >= u["timeouts"]
+            assert max(t["acked_segments"]) <= max(t["sent_segment"])
+            assert t["acked_segments"] == sorted(t["acked_segments"])
+            assert t["served_s"] and all(0 <= x < 8 for x in t["served_s"] + t["frame_error_s"])
+    # At 3 km/h PF's traced user times out after the start-up, as in the study's Fig. 1.
+    slow = rep.slow_traces["pf"]["users"][tcppf.trace_user(rep.slow_traces)]
+    assert slow["timeouts"] > slow["start_timeouts"]
+    rows = list(csv.DictReader((out / "fig1_fig2.csv").open()))
+    assert {r["event"] for r in rows} >= {"sent", "ack", "cwnd", "served"}
+    assert {r["setting"] for r in rows} == {"defaults", tcppf.SLOW}
+
+
+def test_the_event_log_agrees_with_the_summary_and_changes_nothing(tmp_path: Path) -> None:
+    import airlink
+    from airlink.results import ResultsError
+
+    scenario = Path(__file__).resolve().parents[1] / "scenarios" / "cell" / "tcp-pf.toml"
+    over = ["stop=6 s", "downlink.cell.scheduler=pf"]
+    plain = airlink.run(scenario, seed=2, overrides=over, out=tmp_path / "plain")
+    logged = airlink.run(scenario, seed=2, overrides=[*over, "event_log=true"], out=tmp_path / "logged")
+    # Recording is observation: the same run, byte for byte, and the other tables unchanged.
+    assert (tmp_path / "plain" / "summary.json").read_bytes() == (tmp_path / "logged" / "summary.json").read_bytes()
+    assert plain.flows.equals(logged.flows)
+    assert not (tmp_path / "plain" / "segments.parquet").exists()
+    with pytest.raises(ResultsError, match="no event log"):
+        plain.table("slots")
+    seg, slots = logged.table("segments"), logged.table("slots")
+    users = next(link for link in logged.summary["links"] if link.get("users"))["users"]
+    for i, (flow, user) in enumerate(zip(logged.summary["flows"], users)):
+        mine = seg[seg["flow"] == i]
+        sent = mine[mine["kind"] == "sent"]
+        assert len(sent) == flow["data_segments_sent"]
+        assert (mine["kind"] == "timeout").sum() == flow["timeouts"]
+        assert (sent["bytes"] == 536).all()
+        served = slots[slots["user"] == i]
+        assert len(served) == user["slots_served"]
+        assert served["frame_error"].sum() == user["frame_errors"]
+    assert slots["slot"].is_monotonic_increasing and slots["slot"].is_unique
+    assert (slots["time_ns"] == slots["slot"] * 5_000_000).all()

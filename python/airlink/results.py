@@ -9,6 +9,9 @@ Layout::
     rtt.parquet      every RTT sample (time_ns, flow, rtt_us)
     links.parquet    per-link samples (queue_packets, snr_db, modulation_bits, ...)
     events.parquet   drops and other events (kind, link, flow, bytes, bit_errors)
+    segments.parquet with the scenario's ``event_log``: each TCP segment sent, ACK and timeout at
+                     the server (kind, seq, bytes, cwnd_bytes)
+    slots.parquet    with ``event_log``: each slot a cell served (slot, user, rate_bps, frame_error)
 
 Column names carry their units, exactly as the core names them. Each drained chunk of the run
 becomes one Parquet row group, so memory is bounded by the chunk, not by the run length.
@@ -30,7 +33,8 @@ import pyarrow.parquet as pq
 if TYPE_CHECKING:
     import pandas as pd  # imported on first use: it takes a while and `airlink check` needs none of it
 
-TABLES = ("flows", "intervals", "rtt", "links", "events")
+TABLES = ("flows", "intervals", "rtt", "links", "events", "segments", "slots")
+EVENT_LOG_TABLES = ("segments", "slots")  # only with the scenario's event_log
 MANIFEST = "manifest.json"
 SUMMARY = "summary.json"
 #: The layout of a results folder; raised when a file's meaning or shape changes, so that a
@@ -81,6 +85,10 @@ COLUMN_TYPES: dict[str, pa.DataType] = {
     "kind": pa.string(),
     "bytes": pa.uint64(),
     "bit_errors": pa.uint64(),
+    "seq": pa.uint64(),
+    "slot": pa.uint64(),
+    "user": pa.uint64(),
+    "frame_error": pa.uint64(),
 }
 
 Drained = Mapping[str, Mapping[str, Sequence[Any]]]
@@ -223,13 +231,16 @@ class RunResult:
         return bool(self.summary["completed"])
 
     def table(self, name: str) -> pd.DataFrame:
-        """One of ``flows``, ``intervals``, ``rtt``, ``links``, ``events`` as a DataFrame."""
+        """One of ``flows``, ``intervals``, ``rtt``, ``links``, ``events`` (and with the scenario's
+        ``event_log``, ``segments`` and ``slots``) as a DataFrame."""
         import pandas as pd
 
         if name not in TABLES:
             raise KeyError(f"no table {name!r}: expected one of {', '.join(TABLES)}")
         if self.path is not None:
             path = self.path / f"{name}.parquet"
+            if name in EVENT_LOG_TABLES and not path.exists():
+                raise ResultsError(f"{path}: no {name} table: the run had no event log (event_log = true)")
             try:
                 return pd.read_parquet(path)
             except (OSError, pa.ArrowException) as e:

@@ -277,7 +277,8 @@ def load(results: str | Path, table: str = "runs") -> pd.DataFrame:
 
 
 def load_series(results: str | Path, key: str, table: str = "flows") -> pd.DataFrame:
-    """One run's time series table (``flows``, ``links``, ``events``, ``rtt``, ``intervals``)."""
+    """One run's time series table (``flows``, ``links``, ``events``, ``rtt``, ``intervals``; with the
+    scenario's ``event_log``, ``segments`` and ``slots``)."""
     from airlink.results import read_results
 
     root = Path(results)

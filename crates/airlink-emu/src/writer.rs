@@ -240,13 +240,18 @@ pub fn run(
                 local.l_sub.push(r.map_or(-1, |r| r.subband as i64));
                 flush_rows += 1;
             }
-            Record::Event { event, link } => {
-                match event {
-                    LinkEvent::Drop { at, flow, bytes, reason } => local.event(at.as_nanos(), reason.as_str(), link, flow, bytes, 0),
-                    LinkEvent::ArqGaveUp { at, flow, bit_errors } => local.event(at.as_nanos(), "arq_gave_up", link, flow, 0, bit_errors),
+            Record::Event { event, link } => match event {
+                LinkEvent::Drop { at, flow, bytes, reason } => {
+                    local.event(at.as_nanos(), reason.as_str(), link, flow, bytes, 0);
+                    flush_rows += 1;
                 }
-                flush_rows += 1;
-            }
+                LinkEvent::ArqGaveUp { at, flow, bit_errors } => {
+                    local.event(at.as_nanos(), "arq_gave_up", link, flow, 0, bit_errors);
+                    flush_rows += 1;
+                }
+                // The scenario's event log is the simulator's (`slots`, `segments`).
+                LinkEvent::Served { .. } => {}
+            },
             Record::NetEvent { time_ns, kind, link, flow, bytes } => {
                 local.event(time_ns, kind, link, flow, bytes, 0);
                 flush_rows += 1;

@@ -136,7 +136,8 @@ pub struct CellParams {
     pub queue_limit: Option<QueueLimit>,
     /// Break ties at random from the link's stream (default), else by lowest user index.
     pub random_ties: bool,
-    /// Keep a [`SlotRecord`] of every slot that served a user (for plots; off by default).
+    /// Report every slot that served a user as a [`LinkEvent::Served`] (the scheduling
+    /// instants and frame errors of plots; off by default).
     pub record_slots: bool,
 }
 
@@ -175,15 +176,6 @@ impl fmt::Display for CellError {
 }
 
 impl std::error::Error for CellError {}
-
-/// One served slot, for plots of scheduling instants and frame errors.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct SlotRecord {
-    pub slot: u64,
-    pub user: u32,
-    pub rate_bps: u64,
-    pub error: bool,
-}
 
 /// One user's counters.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -233,8 +225,6 @@ pub struct CellStats {
     pub users: Vec<CellUserStats>,
     /// Frames sent at each rate of the rate set.
     pub slots_per_rate: Vec<u64>,
-    /// Every served slot, when `record_slots` is on.
-    pub slots: Vec<SlotRecord>,
     pub slot_duration_s: f64,
 }
 
@@ -299,7 +289,7 @@ impl<P: Packet> CellDownlink<P> {
         let ties = if p.random_ties { Ties::Random(rng.substream("ties")) } else { Ties::LowestIndex };
         let frame_rngs = (0..n).map(|i| rng.substream(&format!("frames/user{i}"))).collect();
         let slot_duration_s = channel.grid().duration_s();
-        let cell = CellStats { users: vec![CellUserStats::default(); n], slots_per_rate: vec![0; p.rates.len()], slots: Vec::new(), slot_duration_s };
+        let cell = CellStats { users: vec![CellUserStats::default(); n], slots_per_rate: vec![0; p.rates.len()], slot_duration_s };
         Ok(CellDownlink {
             p,
             channel,
@@ -365,7 +355,7 @@ impl<P: Packet> CellDownlink<P> {
         }
         u.last_served = Some(n);
         if self.p.record_slots {
-            self.cell.slots.push(SlotRecord { slot: n, user: i as u32, rate_bps: rate, error });
+            self.events.push_back(LinkEvent::Served { at: self.channel.grid().start(n), slot: n, user: i as u32, rate_bps: rate, frame_error: error });
         }
         let q = &mut self.queues[i];
         if q.retransmit {
@@ -525,6 +515,22 @@ mod tests {
             out.extend(std::iter::from_fn(|| link.poll_output()));
         }
         out
+    }
+
+    /// The slots the link reported serving since the last call: (slot, user, rate, frame error),
+    /// each at its slot's start.
+    fn served(link: &mut CellDownlink<TestPacket>) -> Vec<(u64, u32, u64, bool)> {
+        let events: Vec<LinkEvent> = std::iter::from_fn(|| link.poll_event()).collect();
+        events
+            .into_iter()
+            .filter_map(|e| match e {
+                LinkEvent::Served { at, slot, user, rate_bps, frame_error } => {
+                    assert_eq!(at, link.slot_start(slot));
+                    Some((slot, user, rate_bps, frame_error))
+                }
+                _ => None,
+            })
+            .collect()
     }
 
     fn params(scheduler: &str, fer: FerModel) -> CellParams {
@@ -687,13 +693,23 @@ mod tests {
             // Every user backlogged for the whole second: every slot is evaluated.
             let arrivals = (0..1200).map(|i| (Instant::ZERO, packet(i, 1500, 10 + i % 6))).collect();
             let out: Vec<(Instant, u32)> = drive(&mut link, arrivals, Instant::from_secs_f64(1.0)).into_iter().map(|(t, p)| (t, p.id)).collect();
-            (out, link.cell_stats().unwrap().clone())
+            let log = served(&mut link);
+            (out, link.cell_stats().unwrap().clone(), log)
         };
-        let (a, cell_a) = run("pf", 7);
-        assert_eq!((a.clone(), cell_a.clone()), run("pf", 7));
+        let (a, cell_a, log_a) = run("pf", 7);
+        assert_eq!((a.clone(), cell_a.clone(), log_a.clone()), run("pf", 7));
         assert_ne!(a, run("pf", 8).0);
-        assert_eq!(cell_a.slots.len(), 201, "slots 0 to 200 (at 1 s)");
-        let (b, cell_b) = run("rr", 7);
+        // The slot log: slots 0 to 200 (at 1 s), one user each, agreeing with the counters.
+        assert_eq!(log_a.iter().map(|r| r.0).collect::<Vec<u64>>(), (0..=200).collect::<Vec<u64>>());
+        for (i, u) in cell_a.users.iter().enumerate() {
+            let mine: Vec<_> = log_a.iter().filter(|r| r.1 == i as u32).collect();
+            assert_eq!(mine.len() as u64, u.slots_served);
+            assert_eq!(mine.iter().filter(|r| r.3).count() as u64, u.frame_errors);
+            assert_eq!(mine.last().map(|r| r.0), u.last_served);
+            assert!(mine.iter().all(|r| RateSet::STUDY_KBPS.contains(&(r.2 / 1000))));
+        }
+        assert!(log_a.iter().any(|r| r.3), "some frames fail");
+        let (b, cell_b, _) = run("rr", 7);
         assert_ne!(a, b);
         for (x, y) in cell_a.users.iter().zip(&cell_b.users) {
             assert_eq!((x.slots_observed, x.sinr_linear_sum, x.rate_bps_sum), (y.slots_observed, y.sinr_linear_sum, y.rate_bps_sum));
@@ -712,7 +728,7 @@ mod tests {
     #[test]
     fn schedulers_drive_the_choice_and_a_user_without_rate_is_never_served() {
         // Users at 12 dB (2.56 Mbit/s), 3 dB (640 kbit/s) and −10 dB (no rate).
-        let served = |sched: &str| {
+        let counts = |sched: &str| {
             let mut link = CellDownlink::new(CellParams { random_ties: false, ..params(sched, FerModel::Iid(0.0)) }, fixed_channel(&[12.0, 3.0, -10.0], 0.0), flows(3, 3), RngStream::derive(1, "l")).unwrap();
             let arrivals = (0..300).map(|i| (Instant::ZERO, packet(i, 1000, 10 + i % 3))).collect();
             let out = drive(&mut link, arrivals, Instant::from_secs_f64(2.0));
@@ -725,14 +741,16 @@ mod tests {
         };
         // MAX empties the 12 dB user's queue (100 kB at 12 800 bits a slot: 63 slots) before
         // serving the other (100 kB at 3200 bits a slot: 250 slots).
-        let (u0, u1, last1) = served("max");
+        let (u0, u1, last1) = counts("max");
         assert_eq!((u0, u1, last1), (63, 250, 63 + 250 - 1));
-        let (u0, u1, last1) = served("rr");
+        let (u0, u1, last1) = counts("rr");
         assert_eq!((u0, u1, last1), (63, 250, 250 + 63 - 1));
         let mut link = CellDownlink::new(CellParams { random_ties: false, record_slots: true, ..params("rr", FerModel::Iid(0.0)) }, fixed_channel(&[12.0, 3.0], 0.0), flows(2, 2), RngStream::derive(1, "l")).unwrap();
         drive(&mut link, (0..4).map(|i| (Instant::ZERO, packet(i, 1000, 10 + i % 2))).collect(), Instant::FAR_FUTURE);
-        let users: Vec<u32> = link.cell_stats().unwrap().slots.iter().map(|r| r.user).collect();
-        assert_eq!(users[..4], [0, 1, 0, 1]);
+        let users: Vec<u32> = served(&mut link).iter().map(|r| r.1).collect();
+        // Alternating while both have data: user 0's packets take a slot each (12 800 bits),
+        // user 1's 8000 bits each take 2.5 slots of 3200.
+        assert_eq!(users, [0, 1, 0, 1, 1, 1, 1]);
     }
 
     #[test]

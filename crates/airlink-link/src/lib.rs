@@ -23,7 +23,7 @@ mod pipe;
 mod trace;
 mod wlan;
 
-pub use cell::{CellDownlink, CellError, CellParams, CellStats, CellUserStats, FerModel, RateSet, SlotRecord};
+pub use cell::{CellDownlink, CellError, CellParams, CellStats, CellUserStats, FerModel, RateSet};
 pub use granular::Granular;
 pub use ofdm4g::{Ofdm4gDownlink, Ofdm4gModulation, Ofdm4gParams, SlotAllocation};
 pub use pipe::{Pipe, PipeParams, QueueLimit};
@@ -85,6 +85,9 @@ pub enum LinkEvent {
     Drop { at: Instant, flow: u32, bytes: u32, reason: DropReason },
     /// ARQ gave up on a frame: the packet leaves with bit errors.
     ArqGaveUp { at: Instant, flow: u32, bit_errors: u32 },
+    /// A cell served `user` in slot `slot` (starting `at`) at `rate_bps`; the frame failed
+    /// when `frame_error`. Only from a cell that logs its slots (`CellParams::record_slots`).
+    Served { at: Instant, slot: u64, user: u32, rate_bps: u64, frame_error: bool },
 }
 
 /// Counters common to all links, plus model-specific ones (zero where not applicable).

@@ -5,7 +5,7 @@ use crate::flow::{Ends, Flow};
 use crate::{FlowPath, LinkId, NetChange, Network, TimedChange};
 use airlink_channel::{CellChannel, CellChannelConfig, OfdmChannel, OfdmChannelConfig, PredictionModel, Shadowing, TapProfile, CELL_SHADOWING};
 use airlink_engine::{Instant, RngStream};
-use airlink_link::{CellDownlink, CellParams, FerModel, Link, LinkChange, Ofdm4gDownlink, Packet, Ofdm4gModulation, Ofdm4gParams, Pipe, PipeParams, QueueLimit, SlotAllocation};
+use airlink_link::{CellDownlink, CellParams, FerModel, Link, LinkChange, Ofdm4gDownlink, Packet, Ofdm4gModulation, Ofdm4gParams, Pipe, PipeParams, QueueLimit, RateSet, SlotAllocation};
 use airlink_sched::{SchedulerConfig, TcpParams};
 use airlink_phy::{LocalSwitching, Modulation, ModulationTable, OddKModel, SwitchingRule};
 use airlink_scenario as sc;
@@ -121,21 +121,22 @@ pub struct BuiltLink<P> {
 
 /// Builds one link model. `name` is its name in results and the name its random streams
 /// derive from; `key` is where the scenario describes it, for messages; `flows` are the flows
-/// whose packets it carries server to client (a cell's users).
-fn build_link<P: Packet + Send + 'static>(name: &'static str, model: &sc::LinkModel, seed: u64, key: &str, flows: &[u32]) -> Result<BuiltLink<P>, BuildError> {
+/// whose packets it carries server to client (a cell's users); `event_log`: a cell reports
+/// every slot it serves.
+fn build_link<P: Packet + Send + 'static>(name: &'static str, model: &sc::LinkModel, seed: u64, key: &str, flows: &[u32], event_log: bool) -> Result<BuiltLink<P>, BuildError> {
     match model {
         sc::LinkModel::Pipe(p) => Ok(pipe(name, p, seed)),
         sc::LinkModel::Gprs(g) => Ok(BuiltLink { model: "gprs", ..pipe(name, &g.pipe(), seed) }),
         sc::LinkModel::Trace(t) => trace_link(name, t, key),
         sc::LinkModel::Ofdm4g(o) => ofdm4g(name, o, seed, key),
-        sc::LinkModel::Cell(c) => cell(name, c, seed, key, flows),
+        sc::LinkModel::Cell(c) => cell(name, c, seed, key, flows, event_log),
     }
 }
 
 /// A cell's downlink whose users are `flows`, in order. Its channel's stream is
 /// `NAME.channel` and its own `NAME`: runs that differ only in the scheduler see the same
 /// placements, fades, estimation errors and frame error draws.
-fn cell<P: Packet + Send + 'static>(name: &'static str, c: &sc::CellConfig, seed: u64, key: &str, flows: &[u32]) -> Result<BuiltLink<P>, BuildError> {
+fn cell<P: Packet + Send + 'static>(name: &'static str, c: &sc::CellConfig, seed: u64, key: &str, flows: &[u32], event_log: bool) -> Result<BuiltLink<P>, BuildError> {
     if flows.is_empty() {
         return Err(BuildError(format!("{key}: no flow crosses the cell from its base station: a cell's users are the flows through it")));
     }
@@ -155,7 +156,10 @@ fn cell<P: Packet + Send + 'static>(name: &'static str, c: &sc::CellConfig, seed
     };
     let channel = CellChannel::new(&channel, RngStream::derive(seed, &format!("{name}.channel"))).map_err(|e| BuildError(format!("{key}: {e}")))?;
     let tcp = TcpParams { omega: c.omega, alpha: c.alpha, beta: c.beta, phi_in_slots: c.phi_in_slots };
+    let rates = RateSet::shannon_gap(c.rates.iter().map(|r| r.0).collect(), RateSet::EVDO_BANDWIDTH_HZ, RateSet::DEFAULT_GAP_DB)
+        .map_err(|e| BuildError(format!("{key}.rates: {e}")))?;
     let params = CellParams {
+        rates,
         scheduler: match c.scheduler {
             sc::SchedulerName::Rr => SchedulerConfig::RoundRobin,
             sc::SchedulerName::Max => SchedulerConfig::Max,
@@ -169,6 +173,7 @@ fn cell<P: Packet + Send + 'static>(name: &'static str, c: &sc::CellConfig, seed
         },
         queue_limit: c.queue.map(queue_limit),
         random_ties: c.ties == sc::Ties::Random,
+        record_slots: event_log,
         ..CellParams::default()
     };
     let users = flows.iter().enumerate().map(|(user, &flow)| (flow, user)).collect();
@@ -183,10 +188,7 @@ pub fn capacity_bps(model: &sc::LinkModel, key: &str) -> Result<Option<u64>, Bui
         sc::LinkModel::Pipe(p) => p.rate.map(|r| r.0),
         sc::LinkModel::Gprs(g) => Some(g.rate_bps()),
         sc::LinkModel::Trace(t) => Some(read_trace(t, key)?.mean_rate_bps().ceil() as u64),
-        sc::LinkModel::Cell(_) => {
-            let rates = airlink_link::RateSet::study();
-            Some(rates.rate_bps(rates.len() - 1))
-        }
+        sc::LinkModel::Cell(c) => c.rates.iter().map(|r| r.0).max(),
         sc::LinkModel::Ofdm4g(o) => {
             let bits = match o.modulation {
                 sc::ModulationMode::Fixed(m) => m.bits(),
@@ -623,6 +625,9 @@ pub fn tcp_config(f: &sc::FlowConfig) -> Result<TcpConfig, BuildError> {
     if let Some(x) = t.clock_granularity {
         c.clock_granularity = x.0;
     }
+    if let Some(x) = t.tick {
+        c.tick = x.0;
+    }
     (c.congestion, c.recovery) = match f.congestion() {
         sc::Congestion::Reno => (CongestionConfig::Reno, Recovery::Reno),
         sc::Congestion::Newreno => (CongestionConfig::Reno, Recovery::NewReno),
@@ -835,7 +840,7 @@ impl<P: Packet + Send + 'static> Network<P> {
             .enumerate()
             .map(|(id, l)| {
                 let flows: Vec<u32> = t.paths.iter().enumerate().filter(|(_, (down, _))| down.contains(&id)).map(|(f, _)| f as u32).collect();
-                build_link(intern(l.name.clone()), &l.model, s.seed, &l.key.join("."), &flows)
+                build_link(intern(l.name.clone()), &l.model, s.seed, &l.key.join("."), &flows, s.event_log)
             })
             .collect::<Result<Vec<_>, _>>()?;
         let ids = |path: &[usize]| path.iter().map(|&l| l as LinkId).collect::<Vec<_>>();

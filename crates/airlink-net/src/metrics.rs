@@ -206,16 +206,59 @@ impl EventSeries {
     }
 }
 
+/// The TCP servers' view, event by event (with the scenario's `event_log`): each data segment
+/// sent (`sent`: its first byte's sequence number and payload), each ACK received (`ack`: the
+/// cumulative ACK), each retransmission timeout (`timeout`, seq and bytes 0),
+/// with the sender's cwnd after the event. Sequence numbers count from the SYN (0), so data
+/// byte k (from 1) is sequence number k.
+#[derive(Default)]
+pub struct SegmentSeries {
+    pub time_ns: Vec<u64>,
+    pub flow: Vec<u64>,
+    pub kind: Vec<&'static str>,
+    pub seq: Vec<u64>,
+    pub bytes: Vec<u64>,
+    pub cwnd_bytes: Vec<f64>,
+}
+
+impl SegmentSeries {
+    pub fn push(&mut self, at: Instant, flow: u32, kind: &'static str, seq: u64, bytes: u32, cwnd_bytes: f64) {
+        self.time_ns.push(at.as_nanos());
+        self.flow.push(flow as u64);
+        self.kind.push(kind);
+        self.seq.push(seq);
+        self.bytes.push(bytes as u64);
+        self.cwnd_bytes.push(cwnd_bytes);
+    }
+}
+
+/// Every slot a cell served (with the scenario's `event_log`): the slot's start and index, the
+/// user (the flows through the cell, in order, are users 0, 1, …), its rate and whether the
+/// frame failed (1) or not (0).
+#[derive(Default)]
+pub struct SlotSeries {
+    pub time_ns: Vec<u64>,
+    pub link: Vec<&'static str>,
+    pub slot: Vec<u64>,
+    pub user: Vec<u64>,
+    pub rate_bps: Vec<f64>,
+    pub frame_error: Vec<u64>,
+}
+
 /// All series of a run.
 #[derive(Default)]
 pub struct Recorder {
     /// Off for runs that only want the summary (sweeps): nothing is buffered.
     pub enabled: bool,
+    /// Also the event-by-event tables `segments` and `slots` (only while `enabled`).
+    pub event_log: bool,
     pub flows: FlowSeries,
     pub intervals: IntervalSeries,
     pub rtt: RttSeries,
     pub links: LinkSeries,
     pub events: EventSeries,
+    pub segments: SegmentSeries,
+    pub slots: SlotSeries,
 }
 
 macro_rules! take_table {
@@ -237,6 +280,18 @@ impl Recorder {
         let links = take_table!(l, time_ns: U64, link: Str, queue_packets: U64, queue_bytes: U64, snr_db: F64, predicted_snr_db: F64, modulation_bits: I64, subband: I64);
         let e = &mut self.events;
         let events = take_table!(e, time_ns: U64, kind: Str, link: Str, flow: U64, bytes: U64, bit_errors: U64);
-        vec![("flows", flows), ("intervals", intervals), ("rtt", rtt), ("links", links), ("events", events)]
+        let mut tables = vec![("flows", flows), ("intervals", intervals), ("rtt", rtt), ("links", links), ("events", events)];
+        if self.event_log {
+            let g = &mut self.segments;
+            tables.push(("segments", take_table!(g, time_ns: U64, flow: U64, kind: Str, seq: U64, bytes: U64, cwnd_bytes: F64)));
+            let s = &mut self.slots;
+            tables.push(("slots", take_table!(s, time_ns: U64, link: Str, slot: U64, user: U64, rate_bps: F64, frame_error: U64)));
+        }
+        tables
+    }
+
+    /// Whether the event-by-event tables are being recorded.
+    pub fn logs_events(&self) -> bool {
+        self.enabled && self.event_log
     }
 }

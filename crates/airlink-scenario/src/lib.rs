@@ -691,6 +691,12 @@ impl LinkModel {
                     }
                 }
                 within(at("slot"), c.slot.0, Duration::from_micros(10), Duration::from_secs(1), "a slot")?;
+                if c.rates.is_empty() || c.rates.len() > 64 {
+                    return Err((at("rates"), format!("{} rates: expected 1 to 64", c.rates.len())));
+                }
+                if let Some(w) = c.rates.windows(2).find(|w| w[0].0 >= w[1].0) {
+                    return Err((at("rates"), format!("{} after {}: expected rates in increasing order", w[1], w[0])));
+                }
                 if !(c.radius.0 > 0.0 && c.radius.0 <= 1e5) {
                     return Err((at("radius"), format!("{} m: expected more than 0 m and at most 100 km", c.radius.0)));
                 }
@@ -994,6 +1000,7 @@ impl FlowConfig {
             ("rto_max", self.tcp.rto_max),
             ("rto_init", self.tcp.rto_init),
             ("clock_granularity", self.tcp.clock_granularity),
+            ("tick", self.tcp.tick),
         ] {
             if let Some(t) = t {
                 within(at(key), t.0, Duration::ZERO, MAX_DELAY, "a time")?;

@@ -43,6 +43,12 @@ pub struct Scenario {
     /// Interval of the sampled time series (cwnd, queue length, SNR); 0 disables them.
     #[serde(default = "default_sample_interval")]
     pub sample_interval: Time,
+    /// Simulation: also record, event by event, what the TCP servers sent and the ACKs they
+    /// got (`segments`: every data segment, ACK and timeout with the sender's cwnd) and every
+    /// slot a cell served (`slots`: user, rate, frame error). Off by default: these tables
+    /// grow with the traffic, while the sampled series grow with time only.
+    #[serde(default)]
+    pub event_log: bool,
     /// Optional access links of a dumbbell: each flow's server gets its own pair, between
     /// it and the shared wired link.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -654,6 +660,12 @@ pub struct CellConfig {
     /// variance").
     #[serde(default = "default_estimation_sigma")]
     pub estimation_sigma: Decibel,
+    /// The rates a slot can carry, increasing. A user gets the highest whose SINR threshold its
+    /// estimated SINR reaches: θ(R) = Γ·(2^(R/W) − 1) with Γ = 5 dB, W = 1.2288 MHz (spec C.1
+    /// (A); −2.04 … 10.10 dB for the default set). Default the study's 320, 480, 640, 1280,
+    /// 1920, 2560 kbit/s.
+    #[serde(default = "default_cell_rates")]
+    pub rates: Vec<Rate>,
     /// Frame errors: "waterfall" (1 % at the rate's threshold, more below it) or "fixed" (the
     /// same `frame_error_rate` for every frame, the study's literal 1 %). Default waterfall.
     #[serde(default = "default_fer")]
@@ -705,6 +717,9 @@ fn default_alpha() -> f64 {
 }
 fn default_beta() -> f64 {
     0.5
+}
+fn default_cell_rates() -> Vec<Rate> {
+    [320, 480, 640, 1280, 1920, 2560].map(|k| Rate(k * 1000)).to_vec()
 }
 fn default_cell_slot() -> Time {
     Time(Duration::from_millis(5))
@@ -1331,7 +1346,14 @@ pub struct TcpParams {
     /// Initial retransmission timeout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rto_init: Option<Time>,
-    /// Clock granularity G of RFC 6298.
+    /// Clock granularity G of RFC 6298: the floor of the variance term in RTO = SRTT +
+    /// max(G, 4·RTTVAR). The TCP-PF study's "granularity of the retransmission timer" is read
+    /// this way by default (`scenarios/cell/tcp-pf.toml`); `tick` is the other reading.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_granularity: Option<Time>,
+    /// Timer tick: the RTO, delayed-ACK and persist timers expire on multiples of it (a
+    /// kernel's jiffy; BSD's 500 ms and 200 ms slow and fast timers). Default: the preset's
+    /// (10 ms for `linux-2.4`, none otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tick: Option<Time>,
 }

@@ -58,6 +58,7 @@ fn impossible_values_are_refused_with_their_place() {
         ("[downlink.pipe]\n[[flow]]\n[[flow]]\n[flow.tcp]\nmtu = 20\n", 5, 7, "not a usable MTU"),
         // The second flow's table, not the first one's.
         ("[downlink.pipe]\n[[flow]]\n[flow.tcp]\nmtu = 1500\n[[flow]]\n[flow.tcp]\nmtu = 20\n", 7, 7, "not a usable MTU"),
+        ("[downlink.pipe]\n[[flow]]\n[flow.tcp]\ntick = \"120 min\"\n", 4, 8, "expected a time from 0 ns to"),
         ("[downlink.pipe]\n[[flow]]\ncongestion = \"vegas\"\n", 3, 14, "`veno`, `afc`"),
         ("[downlink.pipe]\n[[flow]]\nprotocol = \"dccp\"\nccid = 4\n", 4, 8, "expected 2 (TCP-like) or 3"),
         ("[downlink.pipe]\n[[flow]]\nprotocol = \"udp\"\ncongestion = \"cubic\"\nrate = \"1 Mbit/s\"\n", 4, 14, "applies only to tcp flows"),
@@ -418,6 +419,12 @@ fn a_cell_gives_each_flow_an_uplink_and_copies_make_its_users() {
         (cell.replace("copies = 3", "copies = 0"), 7, "0: expected 1 to 1000 copies"),
         ("[downlink.pipe]\nrate = \"1 Mbit/s\"\n[uplink.cell]\n[[flow]]\n".into(), 3, "a cell is a base station's downlink"),
         ("[downlink.cell]\nomega = 2\n[[flow]]\n".into(), 2, "outside (0, 1]"),
+        ("[downlink.cell]\nalpha = 0\n[[flow]]\n".into(), 2, "0 is outside (0, 1]"),
+        ("[downlink.cell]\nbeta = 1.5\n[[flow]]\n".into(), 2, "1.5 is outside (0, 1]"),
+        ("[downlink.cell]\nradius = \"-2 km\"\n[[flow]]\n".into(), 2, "a distance must be positive"),
+        ("[downlink.cell]\nslot = \"0 ms\"\n[[flow]]\n".into(), 2, "expected a slot from"),
+        ("[downlink.cell]\nrates = []\n[[flow]]\n".into(), 2, "0 rates: expected 1 to 64"),
+        ("[downlink.cell]\nrates = [\"640 kbit/s\", \"320 kbit/s\"]\n[[flow]]\n".into(), 2, "320 kbit/s after 640 kbit/s: expected rates in increasing order"),
         ("[downlink.cell]\nscheduler = \"fastest\"\n[[flow]]\n".into(), 2, "unknown variant `fastest`, expected one of `rr`, `max`, `pf`, `tcp-pf`, `tcp-max`"),
     ];
     for (text, line, needle) in cases {

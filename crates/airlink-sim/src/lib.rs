@@ -154,7 +154,7 @@ impl Simulation {
             unfinished_flows,
             stop: Instant::ZERO + s.stop.0,
             sample_interval,
-            recorder: Recorder { enabled: record, ..Default::default() },
+            recorder: Recorder { enabled: record, event_log: s.event_log, ..Default::default() },
             now: Instant::ZERO,
             events_processed: 0,
             seed: s.seed,
@@ -258,6 +258,12 @@ impl Simulation {
                     if self.flows[f as usize].flow.receive(side, now, &pkt.pdu) {
                         self.unfinished_flows -= 1;
                     }
+                    if let (Side::Server, Pdu::Tcp(seg)) = (side, &pkt.pdu) {
+                        if seg.flags.ack && self.recorder.logs_events() {
+                            let cwnd = self.flows[f as usize].flow.sample().cwnd_bytes;
+                            self.recorder.segments.push(now, f, "ack", seg.ack, 0, cwnd);
+                        }
+                    }
                 }
                 self.after_endpoint(node);
             }
@@ -281,7 +287,16 @@ impl Simulation {
                     }
                     Node::Client(f) | Node::Server(f) => {
                         let side = if node == Node::Client(f) { Side::Client } else { Side::Server };
-                        self.flows[f as usize].flow.handle_timeout(side, now);
+                        let flow = &mut self.flows[f as usize].flow;
+                        let logs_timeouts = side == Side::Server && self.recorder.logs_events();
+                        let timeouts = if logs_timeouts { flow.sample().timeouts } else { 0 };
+                        flow.handle_timeout(side, now);
+                        if logs_timeouts {
+                            let after = flow.sample();
+                            if after.timeouts > timeouts {
+                                self.recorder.segments.push(now, f, "timeout", 0, 0, after.cwnd_bytes);
+                            }
+                        }
                         self.after_endpoint(node);
                     }
                 }
@@ -413,6 +428,16 @@ impl Simulation {
                 LinkEvent::ArqGaveUp { at, flow, bit_errors } => {
                     self.recorder.events.push(at, "arq_gave_up", slot.name, flow, 0, bit_errors)
                 }
+                LinkEvent::Served { at, slot: n, user, rate_bps, frame_error } if self.recorder.event_log => {
+                    let r = &mut self.recorder.slots;
+                    r.time_ns.push(at.as_nanos());
+                    r.link.push(slot.name);
+                    r.slot.push(n);
+                    r.user.push(user as u64);
+                    r.rate_bps.push(rate_bps as f64);
+                    r.frame_error.push(frame_error as u64);
+                }
+                LinkEvent::Served { .. } => {}
             }
         }
         let due = slot.link.poll_at();
@@ -436,6 +461,12 @@ impl Simulation {
             self.unfinished_flows -= 1;
         }
         while let Some(pdu) = self.flows[f as usize].flow.poll_transmit(side, now) {
+            if let (Side::Server, Pdu::Tcp(seg)) = (side, &pdu) {
+                if seg.len > 0 && self.recorder.logs_events() {
+                    let cwnd = self.flows[f as usize].flow.sample().cwnd_bytes;
+                    self.recorder.segments.push(now, f, "sent", seg.seq, seg.len, cwnd);
+                }
+            }
             let pkt = SimPacket { flow: f, dir, hop: 0, pdu, bit_errors: 0, corrupted_by: None };
             self.forward(now, pkt, node);
         }

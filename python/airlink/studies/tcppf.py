@@ -8,7 +8,11 @@ PF as a paired difference (the study: about +12 %), Jain's index, timeouts, and 
 between a user's turns beside each user's retransmission timeout, which say whether PF's gaps
 can cause the spurious timeouts the study describes. The study gives no link budget and no
 frame-error model: both frame-error readings of spec C.1 (waterfall, and a fixed 1 %) are run,
-and the default link budget (edge SINR 0 dB) beside a weaker one (−5 dB).
+and the default link budget (edge SINR 0 dB) beside a weaker one (−5 dB). Two more grids test what
+keeps PF's gaps from causing timeouts here: bounded MAC queues (a short RTT, so a short RTO) and
+pedestrian speed (slower fading, so longer gaps); PF and TCP-PF alone run over further settings
+of these (the sensitivity part). Figs. 1-2 come from a traced run's event log: every segment sent,
+ACK received and timeout, and every slot the user was served, with its frame errors.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from airlink.version import version
 
 NAME = "tcp-pf"
 TITLE = "TCP-PF: opportunistic schedulers and TCP Reno in a 21-user cell (700 kB downloads, 25 s)"
-PARTS = ("waterfall", "fixed-fer", "edge-5db", "traces")
+PARTS = ("waterfall", "fixed-fer", "edge-5db", "queue-8", "speed-3", "sensitivity", "traces")
 SEEDS = 50
 QUICK_STOP = "8 s"  # the quick form's run length (the test suite's)
 
@@ -46,13 +50,43 @@ LABELS = {"rr": "RR", "max": "MAX", "pf": "PF", "tcp-pf": "TCP-PF", "tcp-max": "
           "tcp-pf-slots": "TCP-PF (φ in slots)"}
 STUDY_SCHEDULERS = ("rr", "max", "pf", "tcp-pf", "tcp-max")  # the study's five
 REFERENCE = "pf"  # paired differences are against PF
-#: Each grid's assumptions (spec C.1 (A)): the frame-error model, and the link budget.
-GRIDS = {"waterfall": ("downlink.cell.frame_errors=waterfall",),
+USERS = 21  # the scenario's copies of the download
+SEGMENT = 536  # bytes of payload per segment (MTU 576)
+#: Each grid's assumptions: the frame-error model and the link budget (spec C.1 (A)), and two
+#: changes to what the diagnosis names: the MAC queues (unbounded in the study) and the speed.
+#: A user's share of PF's cell is about 100 kbit/s and its RTT without queueing about 0.15 s
+#: (40 ms wired, the ACK's 5 ms on 64 kbit/s, a turn every 0.1 s): a bandwidth-delay product of
+#: about 1.9 kB, 3.5 segments. 8 packets is about 2.5 of them, 32 packets about 10.
+WATERFALL = ("downlink.cell.frame_errors=waterfall",)
+GRIDS = {"waterfall": WATERFALL,
          "fixed-fer": ("downlink.cell.frame_errors=fixed", "downlink.cell.frame_error_rate=0.01"),
-         "edge-5db": ("downlink.cell.frame_errors=waterfall", "downlink.cell.edge_snr=-5 dB")}
+         "edge-5db": (*WATERFALL, "downlink.cell.edge_snr=-5 dB"),
+         "queue-8": (*WATERFALL, "downlink.cell.queue=8"),
+         "speed-3": (*WATERFALL, "downlink.cell.speed=3 km/h")}
 GRID_TEXT = {"waterfall": "waterfall frame errors, edge SINR 0 dB (the defaults)",
              "fixed-fer": "a fixed 1 % frame error rate, edge SINR 0 dB",
-             "edge-5db": "waterfall frame errors, edge SINR −5 dB (a weaker link budget)"}
+             "edge-5db": "waterfall frame errors, edge SINR −5 dB (a weaker link budget)",
+             "queue-8": "the defaults with each user's MAC queue bounded at 8 packets (about 2.5 bandwidth-delay "
+                        "products of a user), drop-tail",
+             "speed-3": "the defaults at 3 km/h instead of 30 (Doppler 5.6 Hz: fades ten times longer)"}
+#: PF and TCP-PF over further one-factor changes of the defaults (the sensitivity part).
+SENSITIVITY = {"queue-32": ("downlink.cell.queue=32",),
+               "rwnd-8k": tuple(f"flow.{i}.tcp.rwnd=8 KiB" for i in range(USERS)),
+               "tick-200": tuple(f"flow.{i}.tcp.{k}" for i in range(USERS) for k in ("tick=200 ms", "clock_granularity=0 s")),
+               "speed-10": ("downlink.cell.speed=10 km/h",),
+               "speed-1": ("downlink.cell.speed=1 km/h",)}
+SENSITIVITY_TEXT = {"queue-32": "MAC queue 32 packets (about 10 bandwidth-delay products)",
+                    "rwnd-8k": "window 8 KiB instead of 64 (15 segments: a short queue without drops)",
+                    "tick-200": "the study's 200 ms timer granularity read as a timer tick (expiries rounded up to "
+                                "200 ms, G = 0) instead of RFC 6298's G", "speed-10": "10 km/h", "speed-1": "1 km/h"}
+#: The rows of the sensitivity table: (label, grid or sensitivity setting), the defaults first.
+SENSITIVITY_ROWS = (("the defaults (30 km/h, unbounded queues, 64 KiB window)", "waterfall"),
+                    ("a fixed 1 % frame error rate", "fixed-fer"), ("edge SINR −5 dB", "edge-5db"),
+                    ("MAC queue 8 packets", "queue-8"), ("MAC queue 32 packets", "queue-32"),
+                    ("window 8 KiB", "rwnd-8k"), ("200 ms timer tick instead of G = 200 ms", "tick-200"), ("10 km/h", "speed-10"), ("3 km/h", "speed-3"), ("1 km/h", "speed-1"))
+PAIR = ("pf", "tcp-pf")
+#: Figs. 1-2 come from this traced run's event log (scheduling instants and segments).
+EVENT_LOG = ("event_log=true",)
 STUDY_GAIN = 0.12  # TCP-PF over PF, mean system TCP throughput
 #: Timeouts this early are the start-up's (the initial RTO of 1 s, before an RTT sample), not a gap's.
 START_S = 3.0
@@ -88,7 +122,7 @@ def run_figures(summary: Mapping[str, Any]) -> dict[str, Any]:
 
 def paired(xs: Sequence[float], refs: Sequence[float]) -> dict[str, float]:
     """The mean of the differences x_s − ref_s over the same seeds s, its 95 % t interval, and
-    both as a fraction of the reference's mean.
+    both as a fraction of the reference's mean (NaN when that mean is 0, as timeouts can be).
 
     >>> d = paired([11, 12, 13], [10, 10, 10])
     >>> d["mean"], round(d["relative"], 2)
@@ -98,7 +132,8 @@ def paired(xs: Sequence[float], refs: Sequence[float]) -> dict[str, float]:
         raise ValueError("paired differences need the same seeds on both sides")
     diff = stats.estimate([x - r for x, r in zip(xs, refs)])
     ref = stats.mean(refs)
-    return {"mean": diff.mean, "ci95": diff.ci95, "relative": diff.mean / ref, "relative_ci95": diff.ci95 / ref}
+    scale = 1 / ref if ref else math.nan
+    return {"mean": diff.mean, "ci95": diff.ci95, "relative": diff.mean * scale, "relative_ci95": diff.ci95 * scale}
 
 
 def _finite_mean(xs: Sequence[float]) -> float:
@@ -161,14 +196,18 @@ class Reproduction:
     parts: tuple[str, ...] = PARTS
     extra_overrides: tuple[str, ...] = ()
     grids: dict[str, Part] = field(default_factory=dict)  # by grid (GRIDS)
+    sensitivity: dict[str, Part] = field(default_factory=dict)  # by setting (SENSITIVITY): PF and TCP-PF
     #: Seed 1 with time series: per scheduler, each user's cwnd/delivered trace and its RTO.
     traces: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The same for PF and TCP-PF at 3 km/h, where PF's gaps do cause timeouts (Figs. 1-2 again).
+    slow_traces: dict[str, dict[str, Any]] = field(default_factory=dict)
     claims: list[dict[str, str]] = field(default_factory=list)
     stores: dict[str, Path] = field(default_factory=dict)
 
     def to_json(self, only: str | None = None) -> Any:
         return {"study": NAME, "seeds": self.seeds, "quick": self.quick,
                 "grids": {k: {"schedulers": p.table, "paired_vs_pf": p.differences} for k, p in self.grids.items()},
+                "sensitivity": sensitivity_rows(self),
                 "gaps_vs_rto": {s: t["users"] for s, t in self.traces.items()}, "claims": self.claims}
 
 
@@ -178,10 +217,25 @@ def grid_experiment(grid: str, seeds: int, extra: Sequence[str]) -> Experiment:
                             _scenario(), points, range(1, seeds + 1), metrics=("flows.*.goodput_bps",))
 
 
+def sensitivity_experiment(seeds: int, extra: Sequence[str]) -> Experiment:
+    points = [((("setting", k), ("scheduler", s)), (*SCHEDULERS[s], *WATERFALL, *over, *extra))
+              for k, over in SENSITIVITY.items() for s in PAIR]
+    return build_experiment("tcp-pf-sensitivity", "airlink reproduce tcp-pf: cell/tcp-pf.toml, PF and TCP-PF, one "
+                            "assumption changed per setting", _scenario(), points, range(1, seeds + 1),
+                            metrics=("flows.*.goodput_bps",))
+
+
+#: The traced runs: every scheduler with the defaults, and PF and TCP-PF at 3 km/h.
+SLOW = "speed-3"
+SLOW_OVERRIDES = tuple(o for o in GRIDS[SLOW] if o not in WATERFALL)
+
+
 def traces_experiment(extra: Sequence[str]) -> Experiment:
-    points = [((("scheduler", s),), (*over, *extra)) for s, over in SCHEDULERS.items()]
+    points = [((("setting", "defaults"), ("scheduler", s)), (*over, *EVENT_LOG, *extra)) for s, over in SCHEDULERS.items()]
+    points += [(((("setting", SLOW), ("scheduler", s))), (*SCHEDULERS[s], *SLOW_OVERRIDES, *EVENT_LOG, *extra)) for s in PAIR]
     return build_experiment("tcp-pf-traces", "airlink reproduce tcp-pf: cell/tcp-pf.toml per scheduler, seed 1, "
-                            "time series", _scenario(), points, (1,), metrics=("flows.*.goodput_bps",), series=True)
+                            "time series and event log", _scenario(), points, (1,), metrics=("flows.*.goodput_bps",),
+                            series=True)
 
 
 def _grid(exp: Experiment, records: Records) -> Part:
@@ -190,10 +244,41 @@ def _grid(exp: Experiment, records: Records) -> Part:
     return summarise(runs)
 
 
-def _traces(exp: Experiment, store: Path, records: Records) -> dict[str, dict[str, Any]]:
-    """Per scheduler (seed 1): each user's cwnd and delivered bytes against time, and its turn
-    gaps beside its retransmission timeout (median of the sampled RTO after the first second)."""
-    out = {}
+def _sensitivity(exp: Experiment, records: Records) -> dict[str, Part]:
+    runs: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for c in exp.configs:
+        p = dict(c.params)
+        runs.setdefault(p["setting"], {})[p["scheduler"]] = [run_figures(records[c.index, r]["summary"])
+                                                             for r in range(exp.repetitions.count)]
+    return {k: summarise(v) for k, v in runs.items()}
+
+
+def sensitivity_rows(rep: Reproduction) -> list[dict[str, Any]]:
+    """TCP-PF against PF under each assumption (the rows whose runs this report holds): the paired
+    gain, timeouts and spurious retransmissions per run, PF's gaps, and what TCP carried of the MAC."""
+    rows = []
+    base = rep.grids.get("waterfall")
+    for label, key in SENSITIVITY_ROWS:
+        part = rep.grids.get(key) or rep.sensitivity.get(key)
+        if part is None:
+            continue
+        pf, tcp = _row(part, "pf"), _row(part, "tcp-pf")
+        d = _diff(part, "tcp-pf")
+        mac = paired(part.series("tcp-pf", "mac_bps"), part.series("pf", "mac_bps"))
+        rows.append({"setting": key, "label": label, "gain_pct": d["system_gain_pct"], "gain_ci95_pct": d["system_gain_ci95_pct"],
+                     "shift_pct": d["system_gain_pct"] - _diff(base, "tcp-pf")["system_gain_pct"] if base else math.nan,
+                     "mac_gain_pct": 100 * mac["relative"], "pf_kbps": pf["system_kbps"], "tcp_pf_kbps": tcp["system_kbps"],
+                     "pf_timeouts": pf["timeouts_per_run"], "tcp_pf_timeouts": tcp["timeouts_per_run"],
+                     "pf_spurious": pf["spurious_per_run"], "tcp_pf_spurious": tcp["spurious_per_run"],
+                     "pf_tcp_over_mac": pf["tcp_over_mac"], "tcp_pf_tcp_over_mac": tcp["tcp_over_mac"],
+                     "pf_longest_gap_s": pf["interval_max_s"], "pf_gap_over_1s_pct": pf["users_gap_over_1s_pct"]})
+    return rows
+
+
+def _traces(exp: Experiment, store: Path, records: Records) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per setting and scheduler (seed 1): each user's turn gaps beside its retransmission timeout
+    (median of the sampled RTO after the first second), and for PF and TCP-PF the event log."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
     for c in exp.configs:
         record = records[c.index, 0]
         flows = load_series(store, record["key"], "flows")
@@ -208,13 +293,44 @@ def _traces(exp: Experiment, store: Path, records: Records) -> dict[str, dict[st
                           "interval_max_s": fig["interval_max_s"][i],
                           "srtt_median_s": float(settled["srtt_us"].median()) / 1e6 if len(settled) else math.nan,
                           "rto_median_s": float(settled["rto_us"].median()) / 1e6 if len(settled) else math.nan})
-        out[dict(c.params)["scheduler"]] = {
-            "users": users,
-            "series": {i: {"time_s": (g["time_ns"] / 1e9).tolist(), "cwnd_segments": (g["cwnd_bytes"] / 536).tolist(),
-                           "delivered_segments": (g["delivered_bytes"] / 536).tolist(), "timeouts": g["timeouts"].tolist()}
-                       for i, g in flows.groupby("flow")},
-        }
+        params = dict(c.params)
+        trace = out.setdefault(params["setting"], {})[params["scheduler"]] = {"users": users}
+        if params["scheduler"] in PAIR:  # Figs. 1-2: the event log, every user (the one to show is chosen from PF's)
+            trace["segments"] = load_series(store, record["key"], "segments")
+            trace["slots"] = load_series(store, record["key"], "slots")
     return out
+
+
+def trace_user(traces: Mapping[str, Mapping[str, Any]]) -> int:
+    """The user Figs. 1-2 follow: PF's user with the most timeouts after the start-up, then the
+    longest gap."""
+    users = traces["pf"]["users"]
+    return max(users, key=lambda u: (u["timeouts"] - u["start_timeouts"], u["timeouts"], u["interval_max_s"] or 0))["user"]
+
+
+def user_trace(traces: Mapping[str, Mapping[str, Any]], scheduler: str, user: int) -> dict[str, list[float]]:
+    """One user's run as the study's Figs. 1-2 draw it: each segment sent (segment number, from
+    1; a retransmission is one below the highest sent before), each ACK (segments acknowledged),
+    cwnd (segments) after each of them, the timeouts, and the slots the user was served (frame
+    errors apart)."""
+    t = traces[scheduler]
+    seg = t["segments"][t["segments"]["flow"] == user]
+    slots = t["slots"][t["slots"]["user"] == user]
+    sent = seg[seg["kind"] == "sent"]
+    acks = seg[seg["kind"] == "ack"]
+    index = ((sent["seq"] - 1) // SEGMENT + 1).tolist()
+    highest = 0
+    retransmitted = []
+    for k in index:
+        retransmitted.append(k <= highest)
+        highest = max(highest, k)
+    seconds = lambda df: (df["time_ns"] / 1e9).tolist()  # noqa: E731
+    return {"sent_s": seconds(sent), "sent_segment": index, "retransmitted": retransmitted,
+            "ack_s": seconds(acks), "acked_segments": ((acks["seq"] - 1) // SEGMENT).tolist(),
+            "cwnd_s": seconds(seg[seg["kind"] != "timeout"]),
+            "cwnd_segments": (seg[seg["kind"] != "timeout"]["cwnd_bytes"] / SEGMENT).tolist(),
+            "timeout_s": seconds(seg[seg["kind"] == "timeout"]),
+            "served_s": seconds(slots[slots["frame_error"] == 0]), "frame_error_s": seconds(slots[slots["frame_error"] == 1])}
 
 
 def _row(part: Part, s: str) -> dict[str, Any]:
@@ -280,9 +396,13 @@ def reproduce(*, seeds: int = SEEDS, parts: Sequence[str] = PARTS, progress: boo
             exp, rep.stores[grid] = grid_experiment(grid, seeds, extra), store_of(out, grid)
             rep.grids[grid] = _grid(exp, run_part(exp, rep.stores[grid], **run))
             rep.claims += claims_of(rep.grids[grid], grid)
+    if "sensitivity" in parts:
+        exp, rep.stores["sensitivity"] = sensitivity_experiment(seeds, extra), store_of(out, "sensitivity")
+        rep.sensitivity = _sensitivity(exp, run_part(exp, rep.stores["sensitivity"], **run))
     if "traces" in parts:
         exp, rep.stores["traces"] = traces_experiment(extra), store_of(out, "traces")
-        rep.traces = _traces(exp, rep.stores["traces"], run_part(exp, rep.stores["traces"], **run))
+        traces = _traces(exp, rep.stores["traces"], run_part(exp, rep.stores["traces"], **run))
+        rep.traces, rep.slow_traces = traces["defaults"], traces[SLOW]
     return rep
 
 
@@ -299,6 +419,14 @@ def text(rep: Reproduction) -> str:
         for d in part.differences:
             lines.append(f"  {d['label']} − PF: {d['system_gain_pct']:+.1f} % ± {d['system_gain_ci95_pct']:.1f} %, "
                          f"timeouts {d['timeouts_diff']:+.2f} ± {d['timeouts_diff_ci95']:.2f} per run")
+    if sens := sensitivity_rows(rep):
+        lines.append(f"TCP-PF − PF under one changed assumption, {rep.seeds} placements (paired, 95 % CI):")
+        lines.append(f"  {'assumption':<58} {'TCP-PF − PF':>15} {'shift':>7} {'MAC':>7} {'timeouts PF/TCP-PF':>18} "
+                     f"{'spurious PF/TCP-PF':>18} {'PF gap>1s %':>11}")
+        for r in sens:
+            lines.append(f"  {r['label']:<58} {r['gain_pct']:>+7.1f} ± {r['gain_ci95_pct']:>4.1f} % {r['shift_pct']:>+6.1f} "
+                         f"{r['mac_gain_pct']:>+6.1f} {r['pf_timeouts']:>8.1f} / {r['tcp_pf_timeouts']:<7.1f} "
+                         f"{r['pf_spurious']:>8.0f} / {r['tcp_pf_spurious']:<7.0f} {r['pf_gap_over_1s_pct']:>11.1f}")
     for s, t in rep.traces.items():
         users = t["users"]
         beyond = sum(1 for u in users if u["interval_max_s"] is not None and u["interval_max_s"] > u["rto_median_s"])

@@ -61,31 +61,73 @@ def _figures(out: Path, grid: str, part: tcppf.Part) -> None:
              "fraction of users ≤ x")
 
 
-def _trace_user(rep: Reproduction) -> int:
-    """The user Figs. 1-2 follow: PF's user with the most timeouts, else with the longest gap."""
-    users = rep.traces["pf"]["users"]
-    return max(users, key=lambda u: (u["timeouts"], u["interval_max_s"] or 0))["user"]
-
-
-def _fig1_fig2(out: Path, rep: Reproduction, user: int) -> None:
-    fig, axes = plt.subplots(2, 1, figsize=(8, 6.4), dpi=100, sharex=True)
-    for ax, s, name in zip(axes, ("pf", "tcp-pf"), ("Fig. 1", "Fig. 2")):
-        t = rep.traces[s]["series"][user]
-        ax.plot(t["time_s"], t["delivered_segments"], label="segments delivered (ACK sequence)")
-        right = ax.twinx()
-        right.plot(t["time_s"], t["cwnd_segments"], color="tab:orange", label="cwnd")
-        right.set_ylabel("cwnd (segments)", color="tab:orange")
-        marks = [x for x, a, b in zip(t["time_s"][1:], t["timeouts"], t["timeouts"][1:]) if b > a]
-        for x in marks:
+def _fig1_fig2(path: Path, traces: Mapping[str, Mapping[str, Any]], setting: str, what: str) -> list[dict[str, Any]]:
+    """Figs. 1-2 as the study draws them, from a traced run's event log; returns their data rows."""
+    user = tcppf.trace_user(traces)
+    fig, axes = plt.subplots(2, 1, figsize=(9, 7.5), dpi=100, sharex=True)
+    rows: list[dict[str, Any]] = []
+    for ax, s, name in zip(axes, tcppf.PAIR, ("Fig. 1", "Fig. 2")):
+        t = tcppf.user_trace(traces, s, user)
+        fresh = [(x, k) for x, k, r in zip(t["sent_s"], t["sent_segment"], t["retransmitted"]) if not r]
+        again = [(x, k) for x, k, r in zip(t["sent_s"], t["sent_segment"], t["retransmitted"]) if r]
+        ax.plot(*zip(*fresh) if fresh else ([], []), ".", markersize=2, color="tab:blue", label="segment sent")
+        ax.plot(*zip(*again) if again else ([], []), "x", markersize=4, color="tab:purple", label="retransmitted")
+        ax.step(t["ack_s"], t["acked_segments"], where="post", color="tab:green", linewidth=1, label="ACK (segments acknowledged)")
+        top = max([*t["sent_segment"], 1])
+        # The scheduling instants as a rug under the curves, frame errors in red above it.
+        ax.plot(t["served_s"], [-0.04 * top] * len(t["served_s"]), "|", color="black", markersize=6, label="served slot")
+        ax.plot(t["frame_error_s"], [-0.09 * top] * len(t["frame_error_s"]), "|", color="red", markersize=8,
+                label="frame error")
+        for x in t["timeout_s"]:
             ax.axvline(x, color="red", alpha=0.5, linewidth=1)
-        ax.set_title(f"{name}: user {user} under {LABELS[s]}, seed 1 ({len(marks)} timeouts, red lines)", fontsize=10)
-        ax.set_ylabel("segments delivered")
+        right = ax.twinx()
+        right.step(t["cwnd_s"], t["cwnd_segments"], where="post", color="tab:orange", linewidth=1)
+        right.set_ylabel("cwnd (segments)", color="tab:orange")
+        ax.set_title(f"{name}: user {user} under {LABELS[s]}, seed 1, {what} ({len(t['timeout_s'])} timeouts, red lines; "
+                     f"{len(t['served_s']) + len(t['frame_error_s'])} slots served, {len(t['frame_error_s'])} frame errors)",
+                     fontsize=9)
+        ax.set_ylabel("segment number")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8, loc="upper left")
+        ax.legend(fontsize=7, loc="upper left")
+        rows += [{"setting": setting, "scheduler": s, "user": user, "event": "sent", "time_s": x, "segment": k, "retransmitted": r}
+                 for x, k, r in zip(t["sent_s"], t["sent_segment"], t["retransmitted"])]
+        rows += [{"setting": setting, "scheduler": s, "user": user, "event": "ack", "time_s": x, "segment": k} for x, k in zip(t["ack_s"], t["acked_segments"])]
+        rows += [{"setting": setting, "scheduler": s, "user": user, "event": "cwnd", "time_s": x, "cwnd_segments": c}
+                 for x, c in zip(t["cwnd_s"], t["cwnd_segments"])]
+        rows += [{"setting": setting, "scheduler": s, "user": user, "event": e, "time_s": x}
+                 for e, key in (("timeout", "timeout_s"), ("served", "served_s"), ("frame_error", "frame_error_s")) for x in t[key]]
     axes[-1].set_xlabel("time (s)")
     fig.tight_layout()
-    fig.savefig(out / "fig1_fig2.png")
+    fig.savefig(path)
     plt.close(fig)
+    return rows
+
+
+def _sensitivity_png(out: Path, rows: Sequence[Mapping[str, Any]]) -> None:
+    fig, ax = plt.subplots(figsize=(9, 0.45 * len(rows) + 1.2), dpi=100)
+    y = list(range(len(rows)))[::-1]
+    ax.errorbar([r["gain_pct"] for r in rows], y, xerr=[r["gain_ci95_pct"] for r in rows], fmt="o", capsize=3)
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.axvline(100 * tcppf.STUDY_GAIN, color="tab:green", linestyle="--", linewidth=1, label="the study: about +12 %")
+    ax.set_yticks(y, [r["label"] for r in rows], fontsize=8)
+    ax.set_xlabel("TCP-PF − PF, system TCP throughput (% of PF's, paired, 95 % CI)")
+    ax.set_title("TCP-PF − PF with one assumption changed", fontsize=10)
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(out / "sensitivity.png")
+    plt.close(fig)
+
+
+def moves_text(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Which assumption moves TCP-PF − PF, and by how much, from the sensitivity rows."""
+    if len(rows) < 2:
+        return ""
+    base, rest = rows[0], sorted(rows[1:], key=lambda r: -r["shift_pct"])
+    parts = [f"{r['label']} {r['shift_pct']:+.1f} points (to {r['gain_pct']:+.1f} % ± {r['gain_ci95_pct']:.1f} %; timeouts "
+             f"per run PF {r['pf_timeouts']:.1f}, TCP-PF {r['tcp_pf_timeouts']:.1f})" for r in rest]
+    return (f"Measured: TCP-PF − PF is {base['gain_pct']:+.1f} % ± {base['gain_ci95_pct']:.1f} % with the defaults; "
+            "changing one assumption moves it by: " + "; ".join(parts) + ".")
 
 
 def _gap_rows(rep: Reproduction) -> list[dict[str, Any]]:
@@ -123,23 +165,30 @@ def _paired_cells(part: tcppf.Part) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-FINDINGS = """What airlink finds, and why (read from the default grid and the gaps-against-RTO table). TCP-PF does not gain over PF here: PF's turns are regular enough
-that no user waits anywhere near its retransmission timeout. Each user's 64 kB window sits in its
-unbounded queue at the base station, which drains at the user's share of the cell (about
-100 kbit/s), so the RTT is seconds and the RTO (seconds, from the RTT) is far above PF's longest
-gaps (tenths of a second; the table "gaps against RTO" and the gap CDFs). In the traced
-placement, PF's and RR's timeouts come at the start (the initial RTO of 1 s, before an RTT
-sample), not after a gap, and TCP-PF's extra term (eq. 19) only trades MAC throughput for
-regularity. The frame-error model changes nothing measurable; a weaker link budget makes timeouts
-more frequent under every scheduler without reversing PF against TCP-PF. With the intervals in slots the
-first bracket term dominates and TCP-PF moves towards round robin (shorter gaps, less
-throughput). The study's PF gaps of about 2 s (its Fig. 1) need a fading process much slower
-than Jakes fading at 30 km/h and 2 GHz (Doppler 56 Hz, coherence about 8 ms), or a user far
-below the others' rates; in airlink, gaps of seconds occur only under MAX and TCP-MAX."""
+FINDINGS = """What airlink finds, and why (read from the default grid, the gaps-against-RTO table and the
+sensitivity table). TCP-PF does not gain over PF here: PF's turns are regular enough that no user
+waits anywhere near its retransmission timeout. Each user's 64 kB window sits in its unbounded queue
+at the base station, which drains at the user's share of the cell (about 100 kbit/s), so the RTT is
+seconds and the RTO (seconds, from the RTT) is far above PF's longest gaps (tenths of a second), and
+TCP-PF's extra term (eq. 19) only trades MAC throughput for regularity. Shortening the RTT does not
+bring the study's timeouts back: bounded MAC queues (8 or 32 packets) cause drops, so timeouts of
+real losses under every scheduler alike, and TCP-PF falls further behind PF (with bounded queues a
+user's "gap" also counts the time its queue stood empty after losses); a window of 8 KiB keeps the
+queue short without drops and TCP-PF still loses more. What does bring them back is slower fading:
+at 3 km/h and 1 km/h a fade lasts hundreds of milliseconds, PF leaves a user in a fade unserved for
+a second or more (Figs. 1-2 at 3 km/h), and PF's timeouts, with their spurious retransmissions,
+outnumber TCP-PF's several times over, as the study says. That moves TCP-PF − PF towards zero, but
+within these runs not above it: a timeout costs Reno little here (the queued originals arrive and
+acknowledge the go-back), while TCP-PF's regularity costs MAC throughput at every speed. Reading the
+study's 200 ms timer granularity as a timer tick instead of RFC 6298's G changes nothing measurable,
+nor does the frame-error model; a weaker link budget makes timeouts more frequent under every
+scheduler without reversing PF against TCP-PF. With the intervals in slots the first bracket term
+dominates and TCP-PF moves towards round robin (shorter gaps, less throughput); in airlink, gaps of
+seconds at 30 km/h occur only under MAX and TCP-MAX."""
 
-LEFT_OUT = ("Figs. 1-2 show cwnd and the delivered (acknowledged) sequence from the flow samples (100 ms apart) "
-            "with timeouts marked; the scheduling instants and frame errors are not marked, as a run's results hold "
-            "no per-slot record of the cell.")
+FIGS_NOTE = ("Figs. 1-2 are drawn from the traced run's event log (the scenario's event_log): every segment the "
+             "server sent (retransmissions marked), every ACK it received, cwnd after each, the timeouts (red "
+             "lines), and under the curves the slots the user was served (black) and those whose frame failed (red).")
 
 
 def render_html(rep: Reproduction) -> str:
@@ -147,6 +196,9 @@ def render_html(rep: Reproduction) -> str:
     body = [f"<h1>Reproduction: {esc(tcppf.TITLE)}</h1>", "<ul>"]
     body += [f"<li>{esc(line)}</li>" for line in tcppf.setup_lines(rep)]
     body += ["</ul>", f"<p>{esc(' '.join((tcppf.__doc__ or '').split()))}</p>", f"<p>{esc(' '.join(FINDINGS.split()))}</p>"]
+    sens = tcppf.sensitivity_rows(rep)
+    if sens:
+        body.append(f"<p>{esc(moves_text(sens))}</p>")
     if rep.claims:
         body += ["<h2>The study's claims, checked on these data</h2>",
                  html_table(["result", "claim", "data"], [[c["status"], c["claim"], c["detail"]] for c in rep.claims])]
@@ -158,6 +210,19 @@ def render_html(rep: Reproduction) -> str:
         body += [f'<img src="{grid}_{f}.png" alt="{grid} {f}">' for f in ("fig3", "fig4", "fig5", "gaps")]
         body.append("<p>Data: " + ", ".join(f'<a href="{grid}_{n}.csv">{grid}_{n}.csv</a>'
                                             for n in ("schedulers", "paired", "runs", "users")) + "</p>")
+    if sens:
+        body += ["<h2>Sensitivity: TCP-PF against PF under one changed assumption</h2>",
+                 html_table(["assumption", "TCP-PF − PF", "shift from the defaults (points)", "MAC: TCP-PF − PF",
+                             "PF (kbit/s)", "TCP-PF (kbit/s)", "timeouts / run, PF", "TCP-PF", "spurious retx / run, PF",
+                             "TCP-PF", "TCP/MAC, PF", "TCP-PF", "PF longest gap, mean (s)", "PF users with a gap > 1 s"],
+                            [[r["label"], f"{r['gain_pct']:+.1f} % ± {r['gain_ci95_pct']:.1f} %", f"{r['shift_pct']:+.1f}",
+                              f"{r['mac_gain_pct']:+.1f} %", f"{r['pf_kbps']:,.0f}", f"{r['tcp_pf_kbps']:,.0f}",
+                              f"{r['pf_timeouts']:.1f}", f"{r['tcp_pf_timeouts']:.1f}", f"{r['pf_spurious']:.0f}",
+                              f"{r['tcp_pf_spurious']:.0f}", f"{r['pf_tcp_over_mac']:.3f}", f"{r['tcp_pf_tcp_over_mac']:.3f}",
+                              f"{r['pf_longest_gap_s']:.2f}", f"{r['pf_gap_over_1s_pct']:.1f} %"] for r in sens], "num"),
+                 '<img src="sensitivity.png" alt="sensitivity">',
+                 "<p>Settings: " + esc("; ".join(f"{k}: {v}" for k, v in {**tcppf.GRID_TEXT, **tcppf.SENSITIVITY_TEXT}.items()))
+                 + '. Data: <a href="sensitivity.csv">sensitivity.csv</a></p>']
     if rep.traces:
         rows = _gap_rows(rep)
         body += ["<h2>Gaps against RTO (seed 1, default assumptions)</h2>",
@@ -167,8 +232,10 @@ def render_html(rep: Reproduction) -> str:
                             [[r["scheduler"], f"{r['median_srtt_s']:.2f}", f"{r['median_rto_s']:.2f}", f"{r['smallest_rto_s']:.2f}",
                               f"{r['longest_gap_s']:.2f}", str(r["users_gap_over_rto"]), str(r["timeouts"]),
                               str(r["start_timeouts"])] for r in rows], "num"),
-                 f"<h2>Figs. 1 and 2: user {_trace_user(rep)} under PF and TCP-PF (seed 1)</h2>",
-                 '<img src="fig1_fig2.png" alt="Figs. 1 and 2">', f"<p>{esc(LEFT_OUT)}</p>",
+                 f"<h2>Figs. 1 and 2: user {tcppf.trace_user(rep.traces)} under PF and TCP-PF (seed 1, the defaults)</h2>",
+                 '<img src="fig1_fig2.png" alt="Figs. 1 and 2">', f"<p>{esc(FIGS_NOTE)}</p>",
+                 f"<h2>Figs. 1 and 2 at 3 km/h: user {tcppf.trace_user(rep.slow_traces)} (seed 1), where PF's gaps "
+                 "outlast the RTO</h2>", '<img src="fig1_fig2_3kmh.png" alt="Figs. 1 and 2 at 3 km/h">',
                  '<p>Data: <a href="gaps_vs_rto.csv">gaps_vs_rto.csv</a>, <a href="fig1_fig2.csv">fig1_fig2.csv</a></p>']
     body.append('<p>Also: <a href="README.md">README.md</a>; machine-readable: <a href="report.json">report.json</a>.</p>')
     return page("airlink: TCP-PF reproduction", body)
@@ -183,15 +250,13 @@ def write_report(rep: Reproduction, out: Path) -> None:
         _figures(out, grid, part)
     if rep.traces:
         _csv(out / "gaps_vs_rto.csv", [{"scheduler": s, **u} for s, t in rep.traces.items() for u in t["users"]])
-        user = _trace_user(rep)
-        _csv(out / "fig1_fig2.csv", [{"scheduler": s, "user": user, "time_s": x, "cwnd_segments": c, "delivered_segments": d,
-                                      "timeouts": k}
-                                     for s in ("pf", "tcp-pf")
-                                     for x, c, d, k in zip(*(rep.traces[s]["series"][user][key] for key in
-                                                             ("time_s", "cwnd_segments", "delivered_segments", "timeouts")))])
-        _fig1_fig2(out, rep, user)
+        _csv(out / "fig1_fig2.csv", [*_fig1_fig2(out / "fig1_fig2.png", rep.traces, "defaults", "30 km/h"),
+                                     *_fig1_fig2(out / "fig1_fig2_3kmh.png", rep.slow_traces, tcppf.SLOW, "3 km/h")])
+    if sens := tcppf.sensitivity_rows(rep):
+        _csv(out / "sensitivity.csv", sens)
+        _sensitivity_png(out, sens)
     (out / "report.json").write_text(json.dumps(rep.to_json(), indent=2, default=float), encoding="utf-8")
     readme = [f"# {tcppf.TITLE}", "", tcppf.__doc__ or "", *(f"- {line}" for line in tcppf.setup_lines(rep)), "",
-              FINDINGS, "", "```", tcppf.text(rep), "```", ""]
+              FINDINGS, "", moves_text(tcppf.sensitivity_rows(rep)), "", "```", tcppf.text(rep), "```", ""]
     (out / "README.md").write_text("\n".join(readme), encoding="utf-8")
     (out / "index.html").write_text(render_html(rep), encoding="utf-8")
