@@ -459,32 +459,35 @@ impl<P: Packet> WlanLink<P> {
 
     /// Runs the hand-off steps due at `now`.
     fn handoff_step(&mut self, now: Instant) {
-        while let Some(&(at, _)) = self.parked.front().filter(|p| p.0 <= now) {
-            let (_, pkt) = self.parked.pop_front().expect("a parked packet");
-            self.stats.packets_out += 1;
-            self.stats.bytes_out += pkt.wire_len() as u64;
-            self.emit(at, pkt);
-        }
-        while let Some(k) = self.joins.iter().position(|j| j.0 <= now) {
-            let (at, s) = self.joins.remove(k);
-            self.assoc[s as usize] = Assoc::Present;
-            for pkt in std::mem::take(&mut self.pending[s as usize]) {
-                self.arrive(0, at, pkt, false);
-            }
-            let i = s as usize + 1;
-            if !self.nodes[i].queue.is_empty() && self.nodes[i].slot.is_none() {
-                let k = self.draw_backoff(i);
-                let elapsed = at.saturating_since(self.t0).as_nanos().div_ceil(self.p.slot.as_nanos());
-                self.nodes[i].slot = Some(elapsed + k);
-            }
-        }
+        // Steps run at `now`: an idle link is woken only by its next packet, so a step may run
+        // after its instant (nothing happened on the link in between); a join or release it
+        // schedules runs in the same call.
         while self.schedule.last().is_some_and(|h| h.at() <= now) {
             match self.schedule.pop().expect("a hand-off") {
                 Association::Join { station, until, .. } => {
                     self.assoc[station as usize] = Assoc::Joining;
                     self.joins.push((until, station));
                 }
-                Association::Leave { station, at, resume, queued_lost } => self.leave(station, at, resume, queued_lost),
+                Association::Leave { station, resume, queued_lost, .. } => self.leave(station, now, resume, queued_lost),
+            }
+        }
+        while self.parked.front().is_some_and(|p| p.0 <= now) {
+            let (_, pkt) = self.parked.pop_front().expect("a parked packet");
+            self.stats.packets_out += 1;
+            self.stats.bytes_out += pkt.wire_len() as u64;
+            self.emit(now, pkt);
+        }
+        while let Some(k) = self.joins.iter().position(|j| j.0 <= now) {
+            let (_, s) = self.joins.remove(k);
+            self.assoc[s as usize] = Assoc::Present;
+            for pkt in std::mem::take(&mut self.pending[s as usize]) {
+                self.arrive(0, now, pkt, false);
+            }
+            let i = s as usize + 1;
+            if !self.nodes[i].queue.is_empty() && self.nodes[i].slot.is_none() {
+                let k = self.draw_backoff(i);
+                let elapsed = now.saturating_since(self.t0).as_nanos().div_ceil(self.p.slot.as_nanos());
+                self.nodes[i].slot = Some(elapsed + k);
             }
         }
     }
