@@ -387,6 +387,14 @@ impl<P: Packet> WlanLink<P> {
         self.nodes[i].rng.below(cw + 1)
     }
 
+    /// Node `i`, idle until `now`, draws a backoff counted from `now`.
+    fn start_backoff(&mut self, i: usize, now: Instant) {
+        let k = self.draw_backoff(i);
+        // Idle slots already counted since t0 (none while the medium is busy).
+        let elapsed = now.saturating_since(self.t0).as_nanos().div_ceil(self.p.slot.as_nanos());
+        self.nodes[i].slot = Some(elapsed + k);
+    }
+
     /// Queues `pkt` at node `i` at `now`; a node that had nothing to send starts a backoff.
     fn arrive(&mut self, i: usize, now: Instant, pkt: P, relay: bool) {
         let len = pkt.wire_len() as u64;
@@ -403,10 +411,7 @@ impl<P: Packet> WlanLink<P> {
             return;
         }
         if self.nodes[i].slot.is_none() && self.contends(i) {
-            let k = self.draw_backoff(i);
-            // Idle slots already counted since t0 (none while the medium is busy).
-            let elapsed = now.saturating_since(self.t0).as_nanos().div_ceil(self.p.slot.as_nanos());
-            self.nodes[i].slot = Some(elapsed + k);
+            self.start_backoff(i, now);
         }
         let node = &mut self.nodes[i];
         node.queue.push_back((pkt, relay));
@@ -437,7 +442,7 @@ impl<P: Packet> WlanLink<P> {
 
     /// A packet for the AP to send to `to` at `now`: queued, held while its station joins, or
     /// lost while it is away.
-    fn to_ap(&mut self, now: Instant, pkt: P, to: Attachment) {
+    fn ap_sends(&mut self, now: Instant, pkt: P, to: Attachment) {
         match to {
             Attachment::Station(s) if self.assoc[s as usize] == Assoc::Absent => self.lose(0, now, &pkt),
             Attachment::Station(s) if self.assoc[s as usize] != Assoc::Present => self.pending[s as usize].push(pkt),
@@ -485,9 +490,7 @@ impl<P: Packet> WlanLink<P> {
             }
             let i = s as usize + 1;
             if !self.nodes[i].queue.is_empty() && self.nodes[i].slot.is_none() {
-                let k = self.draw_backoff(i);
-                let elapsed = now.saturating_since(self.t0).as_nanos().div_ceil(self.p.slot.as_nanos());
-                self.nodes[i].slot = Some(elapsed + k);
+                self.start_backoff(i, now);
             }
         }
     }
@@ -591,7 +594,7 @@ impl<P: Packet> WlanLink<P> {
         if relay {
             self.wlan.relayed += 1;
             let to = self.ends(&pkt).1;
-            self.to_ap(end, pkt, to);
+            self.ap_sends(end, pkt, to);
         } else {
             self.stats.packets_out += 1;
             self.stats.bytes_out += len as u64;
@@ -624,7 +627,7 @@ impl<P: Packet> Link<P> for WlanLink<P> {
         self.stats.packets_in += 1;
         let (from, to) = self.ends(&pkt);
         match from {
-            Attachment::Wired => self.to_ap(now, pkt, to),
+            Attachment::Wired => self.ap_sends(now, pkt, to),
             Attachment::Station(s) if self.assoc[s as usize] == Assoc::Absent => self.lose(s as usize + 1, now, &pkt),
             Attachment::Station(_) => {
                 let relay = matches!(to, Attachment::Station(_));
