@@ -98,6 +98,9 @@ impl Packet for EmuPacket {
     fn flow(&self) -> u32 {
         self.flow
     }
+    fn direction(&self) -> Option<airlink_link::Direction> {
+        Some(if self.up { airlink_link::Direction::Up } else { airlink_link::Direction::Down })
+    }
 }
 
 #[cfg(test)]

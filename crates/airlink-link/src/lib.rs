@@ -28,7 +28,7 @@ pub use granular::Granular;
 pub use ofdm4g::{Ofdm4gDownlink, Ofdm4gModulation, Ofdm4gParams, SlotAllocation};
 pub use pipe::{Pipe, PipeParams, QueueLimit};
 pub use trace::{Trace, TraceError, TraceLink, TraceParams, OPPORTUNITY_BYTES};
-pub use wlan::{bianchi_saturation_bps, Attachment, WlanError, WlanLink, WlanNodeStats, WlanParams, WlanRoute, WlanStats};
+pub use wlan::{bianchi_saturation_bps, Association, Attachment, WlanError, WlanLink, WlanNodeStats, WlanParams, WlanRoute, WlanStats};
 
 use airlink_engine::{Duration, Instant};
 
@@ -66,6 +66,8 @@ pub enum DropReason {
     Loss,
     /// A MAC gave up on the packet's frame after its retry limit.
     RetryLimit,
+    /// Its station had left the access point (a WLAN hand-off).
+    Handoff,
 }
 
 impl DropReason {
@@ -74,6 +76,7 @@ impl DropReason {
             DropReason::Queue => "queue",
             DropReason::Loss => "loss",
             DropReason::RetryLimit => "retry_limit",
+            DropReason::Handoff => "handoff",
         }
     }
 }

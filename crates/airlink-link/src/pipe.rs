@@ -96,7 +96,7 @@ impl<P: Packet> Pipe<P> {
     fn drop_packet(&mut self, now: Instant, pkt: &P, reason: DropReason) {
         match reason {
             DropReason::Queue => self.stats.queue_drops += 1,
-            DropReason::Loss | DropReason::RetryLimit => self.stats.loss_drops += 1,
+            DropReason::Loss | DropReason::RetryLimit | DropReason::Handoff => self.stats.loss_drops += 1,
         }
         self.events.push_back(LinkEvent::Drop { at: now, flow: pkt.flow(), bytes: pkt.wire_len(), reason });
     }

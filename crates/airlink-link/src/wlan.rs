@@ -45,8 +45,20 @@
 //! DIFS, close to it at 11g rates); a newly backlogged node always draws a backoff (no
 //! immediate access after an idle DIFS); propagation delay is 0.
 //!
+//! Hand-offs ([`Association`]): a station that leaves the AP at `at` takes its own queue with
+//! it, and of the packets the AP holds for it a share `queued_lost` is lost; what is kept
+//! leaves the link at `resume` (the end of the outage) towards the next hop of the flow's path
+//! (by then its path through the new AP), without crossing the new AP's medium. A station
+//! joining an AP is out of reach from `at` to `until`: its own packets wait in its queue
+//! without contending, the AP's for it in a buffer of their own (802.11 power-save style, not
+//! blocking the AP's queue), and both contend from `until`. Packets for or from a station that
+//! is neither associated nor joining are lost (`DropReason::Handoff`).
+//!
+//! Packets of a flow the WLAN has no route for (an emulated application's, not a scenario
+//! flow's) take the route given as the fallback (the first flow's, the shared path's).
+//!
 //! Random draws: node i's backoffs come from substream `"backoff/node{i}"`, frame errors from
-//! `"errors"` (node 0 is the AP, node i + 1 station i).
+//! `"errors"` (node 0 is the AP, node i + 1 station i), hand-off losses from `"handoff"`.
 
 use crate::pipe::QueueLimit;
 use crate::{Direction, DropReason, Link, LinkEvent, LinkSample, LinkStats, Packet};
@@ -197,6 +209,33 @@ impl fmt::Display for WlanError {
 
 impl std::error::Error for WlanError {}
 
+/// A station's change of access point, as this WLAN sees it.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Association {
+    /// The station leaves at `at`; what the AP held for it and did not lose leaves the link at
+    /// `resume`.
+    Leave { station: u32, at: Instant, resume: Instant, queued_lost: f64 },
+    /// The station re-associates: out of reach from `at`, associated from `until`.
+    Join { station: u32, at: Instant, until: Instant },
+}
+
+impl Association {
+    fn at(&self) -> Instant {
+        match *self {
+            Association::Leave { at, .. } | Association::Join { at, .. } => at,
+        }
+    }
+}
+
+/// Where a station is in its association with this AP.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Assoc {
+    Present,
+    /// Re-associating (until its entry in `joins`).
+    Joining,
+    Absent,
+}
+
 /// One node's counters.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WlanNodeStats {
@@ -210,6 +249,8 @@ pub struct WlanNodeStats {
     pub errors: u64,
     /// Packets dropped at the retry limit.
     pub retry_drops: u64,
+    /// Packets lost to hand-offs (queued for the station at the AP, or arriving while it was away).
+    pub handoff_drops: u64,
     pub queue_drops: u64,
     /// IP bytes that got through.
     pub bytes_delivered: u64,
@@ -241,8 +282,19 @@ struct Node<P> {
 pub struct WlanLink<P> {
     p: WlanParams,
     routes: HashMap<u32, WlanRoute>,
+    /// The route of packets of flows not in `routes`.
+    fallback: Option<WlanRoute>,
     nodes: Vec<Node<P>>,
     errors: RngStream,
+    /// Per station: its association, and what the AP holds for it while it joins.
+    assoc: Vec<Assoc>,
+    pending: Vec<Vec<P>>,
+    /// Hand-offs still to come, latest first; then the instants `Join`s complete.
+    schedule: Vec<Association>,
+    joins: Vec<(Instant, u32)>,
+    /// Kept packets of departed stations, by the instant they leave the link.
+    parked: VecDeque<(Instant, P)>,
+    handoff_rng: RngStream,
     /// Start of the current countdown: the end of the last DIFS.
     t0: Instant,
     outbox: VecDeque<(Instant, P)>,
@@ -275,15 +327,40 @@ impl<P: Packet> WlanLink<P> {
             .collect();
         Ok(WlanLink {
             errors: rng.substream("errors"),
+            handoff_rng: rng.substream("handoff"),
             p,
             routes,
+            fallback: None,
             nodes,
+            assoc: vec![Assoc::Present; stations as usize],
+            pending: (0..stations).map(|_| Vec::new()).collect(),
+            schedule: Vec::new(),
+            joins: Vec::new(),
+            parked: VecDeque::new(),
             t0: Instant::ZERO,
             outbox: VecDeque::new(),
             events: VecDeque::new(),
             stats: LinkStats::default(),
             wlan: WlanStats { nodes: vec![WlanNodeStats::default(); n], ..Default::default() },
         })
+    }
+
+    /// The route of packets whose flow has none of its own.
+    pub fn with_fallback(mut self, route: WlanRoute) -> Self {
+        self.fallback = Some(route);
+        self
+    }
+
+    /// Stations `present` are associated at the start (the others are not), and `handoffs`
+    /// happen at their instants. Checked by the scenario: a station leaves only while
+    /// associated and joins only while away.
+    pub fn with_associations(mut self, present: &[u32], mut handoffs: Vec<Association>) -> Self {
+        for (s, a) in self.assoc.iter_mut().enumerate() {
+            *a = if present.contains(&(s as u32)) { Assoc::Present } else { Assoc::Absent };
+        }
+        handoffs.sort_by_key(|h| std::cmp::Reverse(h.at()));
+        self.schedule = handoffs;
+        self
     }
 
     pub fn params(&self) -> &WlanParams {
@@ -310,6 +387,14 @@ impl<P: Packet> WlanLink<P> {
         self.nodes[i].rng.below(cw + 1)
     }
 
+    /// Node `i`, idle until `now`, draws a backoff counted from `now`.
+    fn start_backoff(&mut self, i: usize, now: Instant) {
+        let k = self.draw_backoff(i);
+        // Idle slots already counted since t0 (none while the medium is busy).
+        let elapsed = now.saturating_since(self.t0).as_nanos().div_ceil(self.p.slot.as_nanos());
+        self.nodes[i].slot = Some(elapsed + k);
+    }
+
     /// Queues `pkt` at node `i` at `now`; a node that had nothing to send starts a backoff.
     fn arrive(&mut self, i: usize, now: Instant, pkt: P, relay: bool) {
         let len = pkt.wire_len() as u64;
@@ -325,15 +410,126 @@ impl<P: Packet> WlanLink<P> {
             self.events.push_back(LinkEvent::Drop { at: now, flow: pkt.flow(), bytes: len as u32, reason: DropReason::Queue });
             return;
         }
-        if self.nodes[i].slot.is_none() {
-            let k = self.draw_backoff(i);
-            // Idle slots already counted since t0 (none while the medium is busy).
-            let elapsed = now.saturating_since(self.t0).as_nanos().div_ceil(self.p.slot.as_nanos());
-            self.nodes[i].slot = Some(elapsed + k);
+        if self.nodes[i].slot.is_none() && self.contends(i) {
+            self.start_backoff(i, now);
         }
         let node = &mut self.nodes[i];
         node.queue.push_back((pkt, relay));
         node.bytes += len;
+    }
+
+    /// Whether node `i` contends: the AP, or an associated station.
+    fn contends(&self, i: usize) -> bool {
+        i == 0 || self.assoc[i - 1] == Assoc::Present
+    }
+
+    /// The node a packet leaves from and the node it goes to.
+    fn ends(&self, pkt: &P) -> (Attachment, Attachment) {
+        let flow = pkt.flow();
+        let route = self.routes.get(&flow).or(self.fallback.as_ref()).unwrap_or_else(|| panic!("flow {flow} has no route on the WLAN"));
+        match pkt.direction().unwrap_or_else(|| panic!("a WLAN packet must carry its direction (flow {flow})")) {
+            Direction::Down => (route.server, route.client),
+            Direction::Up => (route.client, route.server),
+        }
+    }
+
+    /// A packet lost to a hand-off, counted at node `i`.
+    fn lose(&mut self, i: usize, at: Instant, pkt: &P) {
+        self.stats.loss_drops += 1;
+        self.wlan.nodes[i].handoff_drops += 1;
+        self.events.push_back(LinkEvent::Drop { at, flow: pkt.flow(), bytes: pkt.wire_len(), reason: DropReason::Handoff });
+    }
+
+    /// A packet for the AP to send to `to` at `now`: queued, held while its station joins, or
+    /// lost while it is away.
+    fn ap_sends(&mut self, now: Instant, pkt: P, to: Attachment) {
+        match to {
+            Attachment::Station(s) if self.assoc[s as usize] == Assoc::Absent => self.lose(0, now, &pkt),
+            Attachment::Station(s) if self.assoc[s as usize] != Assoc::Present => self.pending[s as usize].push(pkt),
+            _ => self.arrive(0, now, pkt, false),
+        }
+    }
+
+    /// Puts an output in the outbox in time order (after those due at the same instant).
+    fn emit(&mut self, at: Instant, pkt: P) {
+        let k = self.outbox.partition_point(|o| o.0 <= at);
+        self.outbox.insert(k, (at, pkt));
+    }
+
+    /// The next hand-off step: a scheduled `Leave`/`Join`, a join completing, or parked packets
+    /// leaving.
+    fn next_handoff(&self) -> Option<Instant> {
+        [self.schedule.last().map(Association::at), self.joins.iter().map(|j| j.0).min(), self.parked.front().map(|p| p.0)].into_iter().flatten().min()
+    }
+
+    /// Runs the hand-off steps due at `now`.
+    fn handoff_step(&mut self, now: Instant) {
+        // Steps run at `now`: an idle link is woken only by its next packet, so a step may run
+        // after its instant (nothing happened on the link in between); a join or release it
+        // schedules runs in the same call.
+        while self.schedule.last().is_some_and(|h| h.at() <= now) {
+            match self.schedule.pop().expect("a hand-off") {
+                Association::Join { station, until, .. } => {
+                    self.assoc[station as usize] = Assoc::Joining;
+                    self.joins.push((until, station));
+                }
+                Association::Leave { station, resume, queued_lost, .. } => self.leave(station, now, resume, queued_lost),
+            }
+        }
+        while self.parked.front().is_some_and(|p| p.0 <= now) {
+            let (_, pkt) = self.parked.pop_front().expect("a parked packet");
+            self.stats.packets_out += 1;
+            self.stats.bytes_out += pkt.wire_len() as u64;
+            self.emit(now, pkt);
+        }
+        while let Some(k) = self.joins.iter().position(|j| j.0 <= now) {
+            let (_, s) = self.joins.remove(k);
+            self.assoc[s as usize] = Assoc::Present;
+            for pkt in std::mem::take(&mut self.pending[s as usize]) {
+                self.arrive(0, now, pkt, false);
+            }
+            let i = s as usize + 1;
+            if !self.nodes[i].queue.is_empty() && self.nodes[i].slot.is_none() {
+                self.start_backoff(i, now);
+            }
+        }
+    }
+
+    /// Station `s` leaves at `at`: it takes its queue along (it leaves the link at `resume`);
+    /// of what the AP holds for it, each packet is lost with probability `lost`, the rest parked.
+    fn leave(&mut self, s: u32, at: Instant, resume: Instant, lost: f64) {
+        self.assoc[s as usize] = Assoc::Absent;
+        let i = s as usize + 1;
+        let mut keep: Vec<P> = Vec::new();
+        let node = &mut self.nodes[i];
+        node.failures = 0;
+        node.slot = None;
+        node.bytes = 0;
+        keep.extend(node.queue.drain(..).map(|(pkt, _)| pkt));
+        let ap = std::mem::take(&mut self.nodes[0].queue);
+        let head_left = ap.front().is_some_and(|(pkt, _)| self.ends(pkt).1 == Attachment::Station(s));
+        for (pkt, relay) in ap {
+            if self.ends(&pkt).1 != Attachment::Station(s) {
+                self.nodes[0].queue.push_back((pkt, relay));
+                continue;
+            }
+            self.nodes[0].bytes -= pkt.wire_len() as u64;
+            if self.handoff_rng.bernoulli(lost) {
+                self.lose(0, at, &pkt);
+            } else {
+                keep.push(pkt);
+            }
+        }
+        if head_left {
+            self.nodes[0].failures = 0;
+        }
+        if self.nodes[0].queue.is_empty() {
+            self.nodes[0].slot = None;
+        }
+        let k = self.parked.partition_point(|p| p.0 <= resume);
+        for (j, pkt) in keep.into_iter().enumerate() {
+            self.parked.insert(k + j, (resume, pkt));
+        }
     }
 
     fn next_slot(&self) -> Option<u64> {
@@ -397,11 +593,12 @@ impl<P: Packet> WlanLink<P> {
         s.bytes_delivered += len as u64;
         if relay {
             self.wlan.relayed += 1;
-            self.arrive(0, end, pkt, false);
+            let to = self.ends(&pkt).1;
+            self.ap_sends(end, pkt, to);
         } else {
             self.stats.packets_out += 1;
             self.stats.bytes_out += len as u64;
-            self.outbox.push_back((end, pkt));
+            self.emit(end, pkt);
         }
     }
 
@@ -426,25 +623,33 @@ impl<P: Packet> WlanLink<P> {
 
 impl<P: Packet> Link<P> for WlanLink<P> {
     fn enqueue(&mut self, now: Instant, pkt: P) {
+        self.handoff_step(now);
         self.stats.packets_in += 1;
-        let flow = pkt.flow();
-        let route = *self.routes.get(&flow).unwrap_or_else(|| panic!("flow {flow} has no route on the WLAN"));
-        let dir = pkt.direction().unwrap_or_else(|| panic!("a WLAN packet must carry its direction (flow {flow})"));
-        let (from, to) = match dir {
-            Direction::Down => (route.server, route.client),
-            Direction::Up => (route.client, route.server),
-        };
-        let relay = matches!((from, to), (Attachment::Station(_), Attachment::Station(_)));
-        self.arrive(Self::node_index(from), now, pkt, relay);
+        let (from, to) = self.ends(&pkt);
+        match from {
+            Attachment::Wired => self.ap_sends(now, pkt, to),
+            Attachment::Station(s) if self.assoc[s as usize] == Assoc::Absent => self.lose(s as usize + 1, now, &pkt),
+            Attachment::Station(_) => {
+                let relay = matches!(to, Attachment::Station(_));
+                self.arrive(Self::node_index(from), now, pkt, relay);
+            }
+        }
     }
 
     fn poll_at(&self) -> Option<Instant> {
-        self.next_slot().map(|m| self.slot_start(m))
+        let exchange = self.next_slot().map(|m| self.slot_start(m));
+        [exchange, self.next_handoff()].into_iter().flatten().min()
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        while self.poll_at().is_some_and(|t| t <= now) {
-            self.exchange();
+        loop {
+            let exchange = self.next_slot().map(|m| self.slot_start(m)).filter(|&t| t <= now);
+            match (exchange, self.next_handoff().filter(|&t| t <= now)) {
+                // A hand-off step first at equal instants: a station leaving does not send then.
+                (e, Some(h)) if e.is_none_or(|e| h <= e) => self.handoff_step(h),
+                (Some(_), _) => self.exchange(),
+                _ => return,
+            }
         }
     }
 
@@ -461,9 +666,11 @@ impl<P: Packet> Link<P> for WlanLink<P> {
     }
 
     fn sample(&mut self, _now: Instant) -> LinkSample {
+        let pending = self.pending.iter().flatten().chain(self.parked.iter().map(|p| &p.1));
+        let (pending_packets, pending_bytes) = pending.fold((0, 0), |(n, b), p| (n + 1, b + p.wire_len() as u64));
         LinkSample {
-            queue_packets: self.nodes.iter().map(|n| n.queue.len() as u32).sum(),
-            queue_bytes: self.nodes.iter().map(|n| n.bytes).sum(),
+            queue_packets: self.nodes.iter().map(|n| n.queue.len() as u32).sum::<u32>() + pending_packets,
+            queue_bytes: self.nodes.iter().map(|n| n.bytes).sum::<u64>() + pending_bytes,
             radio: None,
         }
     }
@@ -788,6 +995,83 @@ mod tests {
         assert_eq!(successes, s.packets_out + w.relayed);
         assert_eq!(go(11), (out, s.clone(), w), "same seed, same run");
         assert_ne!(go(12).0, go(11).0, "another seed, another run");
+    }
+
+    /// Flow i goes down from the wired side to station i.
+    fn downloads(n: u32) -> HashMap<u32, WlanRoute> {
+        (0..n).map(|i| (i, WlanRoute { client: Attachment::Station(i), server: Attachment::Wired })).collect()
+    }
+
+    fn drops_by_reason(link: &mut WlanLink<P>) -> HashMap<(u32, DropReason), u64> {
+        let mut out = HashMap::new();
+        while let Some(e) = link.poll_event() {
+            if let LinkEvent::Drop { flow, reason, .. } = e {
+                *out.entry((flow, reason)).or_default() += 1;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_station_that_leaves_loses_the_share_of_the_aps_queue_asked_and_gets_the_rest_after_the_outage() {
+        let (at, resume) = (Instant::from_millis(1), Instant::from_millis(51));
+        for lost in [1.0, 0.0, 0.5] {
+            let leave = Association::Leave { station: 0, at, resume, queued_lost: lost };
+            let mut link = WlanLink::new(WlanParams::default(), 2, downloads(2), RngStream::derive(8, "wlan")).unwrap().with_associations(&[0, 1], vec![leave]);
+            // 50 packets each for stations 0 and 1, and one packet up from station 0.
+            for i in 0..50 {
+                link.enqueue(Instant::ZERO, pkt(i, 1500, 0, Direction::Down));
+                link.enqueue(Instant::ZERO, pkt(100 + i, 1500, 1, Direction::Down));
+            }
+            link.enqueue(Instant::ZERO, pkt(999, 100, 0, Direction::Up));
+            let mut out = run(&mut link, &[], 0, Instant::from_millis(200));
+            // A packet for station 0 after it left is lost.
+            link.enqueue(Instant::from_millis(200), pkt(1000, 1500, 0, Direction::Down));
+            out.extend(run(&mut link, &[], 0, Instant::FAR_FUTURE));
+            let drops = drops_by_reason(&mut link);
+            let to0: Vec<_> = out.iter().filter(|o| o.1.inner.flow == 0 && o.1.dir == Direction::Down).collect();
+            let normal: Vec<_> = to0.iter().filter(|o| o.0 != resume).collect();
+            let sent_before = normal.len() as u64;
+            let kept = to0.iter().filter(|o| o.0 == resume).count() as u64;
+            let handoff = drops.get(&(0, DropReason::Handoff)).copied().unwrap_or(0);
+            assert!(normal.iter().all(|o| o.0 < at + WlanParams::default().data_time(1500)), "sent normally only before it left");
+            assert!(sent_before > 0 && sent_before < 50, "{sent_before} sent in the first millisecond");
+            // 50 queued and one arriving after it left (always lost).
+            assert_eq!(sent_before + kept + handoff, 51, "lost {lost}");
+            match lost {
+                1.0 => assert_eq!((kept, handoff), (0, 51 - sent_before)),
+                0.0 => assert_eq!((kept, handoff), (50 - sent_before, 1)),
+                _ => assert!(handoff > 5 && kept > 5, "a share: {handoff} lost, {kept} kept"),
+            }
+            // Its own uplink packet goes with it and leaves the link when the outage ends.
+            assert!(out.iter().any(|o| o.1.inner.id == 999 && (o.0 <= at || o.0 == resume)));
+            // Station 1's packets all get through.
+            assert_eq!(out.iter().filter(|o| o.1.inner.flow == 1).count(), 50);
+            assert_eq!(drops.get(&(1, DropReason::Handoff)), None);
+            let s = link.stats();
+            assert_eq!(s.packets_in, s.packets_out + s.queue_drops + s.loss_drops);
+        }
+    }
+
+    #[test]
+    fn a_joining_station_is_out_of_reach_until_the_outage_ends_without_blocking_the_others() {
+        let (at, until) = (Instant::from_millis(10), Instant::from_millis(60));
+        let join = Association::Join { station: 1, at, until };
+        let mut routes = downloads(2);
+        routes.insert(2, WlanRoute { client: Attachment::Wired, server: Attachment::Station(1) });
+        let mut link = WlanLink::new(WlanParams::default(), 2, routes, RngStream::derive(9, "wlan")).unwrap().with_associations(&[0], vec![join]);
+        // Before the join, station 1 is away: its packets are lost.
+        link.enqueue(Instant::from_millis(5), pkt(0, 1500, 1, Direction::Down));
+        let mut out = run(&mut link, &[], 0, Instant::from_millis(20));
+        link.enqueue(Instant::from_millis(20), pkt(1, 1500, 1, Direction::Down));
+        link.enqueue(Instant::from_millis(20), pkt(2, 300, 2, Direction::Down)); // from station 1, up to the wired side
+        link.enqueue(Instant::from_millis(20), pkt(3, 1500, 0, Direction::Down));
+        out.extend(run(&mut link, &[], 0, Instant::FAR_FUTURE));
+        let when = |id| out.iter().find(|o| o.1.inner.id == id).map(|o| o.0);
+        assert_eq!(when(0), None);
+        assert!(when(1).unwrap() > until && when(2).unwrap() > until, "{:?} {:?}", when(1), when(2));
+        assert!(when(3).unwrap() < Instant::from_millis(21), "the AP's other traffic is not held: {:?}", when(3));
+        assert_eq!(drops_by_reason(&mut link).get(&(1, DropReason::Handoff)), Some(&1));
     }
 
     #[test]

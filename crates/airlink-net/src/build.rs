@@ -5,7 +5,7 @@ use crate::flow::{Ends, Flow};
 use crate::{FlowPath, LinkId, NetChange, Network, TimedChange};
 use airlink_channel::{CellChannel, CellChannelConfig, OfdmChannel, OfdmChannelConfig, PredictionModel, Shadowing, TapProfile, CELL_SHADOWING};
 use airlink_engine::{Instant, RngStream};
-use airlink_link::{CellDownlink, CellParams, FerModel, Link, LinkChange, Ofdm4gDownlink, Packet, Ofdm4gModulation, Ofdm4gParams, Pipe, PipeParams, QueueLimit, RateSet, SlotAllocation};
+use airlink_link::{bianchi_saturation_bps, Association, Attachment, WlanLink, WlanParams, WlanRoute, CellDownlink, CellParams, FerModel, Link, LinkChange, Ofdm4gDownlink, Packet, Ofdm4gModulation, Ofdm4gParams, Pipe, PipeParams, QueueLimit, RateSet, SlotAllocation};
 use airlink_sched::{SchedulerConfig, TcpParams};
 use airlink_phy::{LocalSwitching, Modulation, ModulationTable, OddKModel, SwitchingRule};
 use airlink_scenario as sc;
@@ -130,7 +130,74 @@ fn build_link<P: Packet + Send + 'static>(name: &'static str, model: &sc::LinkMo
         sc::LinkModel::Trace(t) => trace_link(name, t, key),
         sc::LinkModel::Ofdm4g(o) => ofdm4g(name, o, seed, key),
         sc::LinkModel::Cell(c) => cell(name, c, seed, key, flows, event_log),
+        sc::LinkModel::Wlan(_) => unreachable!("a WLAN is built by `wlan`, from the topology"),
     }
+}
+
+/// The WLAN parameters of a scenario's `[link.NAME.wlan]`.
+pub fn wlan_params(w: &sc::WlanConfig) -> WlanParams {
+    WlanParams {
+        phy_rate_bps: w.phy_rate.0,
+        ack_rate_bps: w.basic_rate.0,
+        slot: w.slot.0,
+        cw_min: w.cw_min,
+        cw_max: w.cw_max,
+        retry_limit: w.retry_limit,
+        frame_error_rate: w.frame_error_rate.0,
+        queue_limit: Some(queue_limit(w.queue)),
+        ..WlanParams::default()
+    }
+}
+
+/// WLAN `l` of the topology: its stations are those it starts with and those hand-offs bring;
+/// each flow whose path crosses it (at the start or after a hand-off) has its route there.
+fn wlan<P: Packet + Send + 'static>(s: &sc::Scenario, t: &sc::topology::Topology, l: usize, name: &'static str) -> Result<BuiltLink<P>, BuildError> {
+    let link = &t.links[l];
+    let key = link.key.join(".");
+    let sc::LinkModel::Wlan(w) = &link.model else { unreachable!("a WLAN") };
+    // Hops are found with every WLAN's stations over the whole run.
+    let mut all = t.links.clone();
+    for x in all.iter_mut().filter(|x| matches!(x.model, sc::LinkModel::Wlan(_))) {
+        x.stations = x.all_stations(s);
+    }
+    let stations = &all[l].stations;
+    let attach = |host: &str| match stations.iter().position(|h| h == host) {
+        Some(i) => Attachment::Station(i as u32),
+        None => Attachment::Wired,
+    };
+    let versions = t.paths.iter().enumerate().map(|(f, (d, u))| (f, d, u)).chain(t.handoffs.iter().flat_map(|h| h.paths.iter().map(|(f, d, u)| (*f, d, u))));
+    let mut routes: HashMap<u32, WlanRoute> = HashMap::new();
+    for (f, down, up) in versions {
+        let flow = &s.flow[f];
+        let (server, client) = (flow.server.as_deref().unwrap_or("server"), flow.client.as_deref().unwrap_or("client"));
+        let hops = sc::topology::path_hosts(&all, down, server, client).into_iter().zip(down.iter()).map(|((a, b), &k)| (k, a, b));
+        let back = sc::topology::path_hosts(&all, up, client, server).into_iter().zip(up.iter()).map(|((a, b), &k)| (k, b, a));
+        for (_, server_side, client_side) in hops.chain(back).filter(|h| h.0 == l) {
+            let route = WlanRoute { server: attach(&server_side), client: attach(&client_side) };
+            if *routes.entry(f as u32).or_insert(route) != route {
+                return Err(BuildError(format!("{key}: flow {f} crosses the WLAN between different hosts on its two paths: expected one route")));
+            }
+        }
+    }
+    let index = |h: &str| stations.iter().position(|x| x == h).expect("a station of the WLAN") as u32;
+    let mut handoffs = Vec::new();
+    for h in &t.handoffs {
+        let c = &s.handoff[h.index];
+        let (at, end) = (Instant::ZERO + c.at.0, Instant::ZERO + c.at.0 + c.outage.0);
+        if h.from == l {
+            handoffs.push(Association::Leave { station: index(&c.station), at, resume: end, queued_lost: c.queued_lost.0 });
+        }
+        if h.to == l {
+            handoffs.push(Association::Join { station: index(&c.station), at, until: end });
+        }
+    }
+    let fallback = routes.iter().min_by_key(|r| r.0).map(|r| *r.1);
+    let present: Vec<u32> = (0..link.stations.len() as u32).collect();
+    let mut model = WlanLink::new(wlan_params(w), stations.len() as u32, routes, RngStream::derive(s.seed, name)).map_err(|e| BuildError(format!("{key}: {e}")))?;
+    if let Some(r) = fallback {
+        model = model.with_fallback(r);
+    }
+    Ok(BuiltLink { name, model: "wlan", link: Box::new(model.with_associations(&present, handoffs)) })
 }
 
 /// A cell's downlink whose users are `flows`, in order. Its channel's stream is
@@ -189,6 +256,8 @@ pub fn capacity_bps(model: &sc::LinkModel, key: &str) -> Result<Option<u64>, Bui
         sc::LinkModel::Gprs(g) => Some(g.rate_bps()),
         sc::LinkModel::Trace(t) => Some(read_trace(t, key)?.mean_rate_bps().ceil() as u64),
         sc::LinkModel::Cell(c) => c.rates.iter().map(|r| r.0).max(),
+        // One backlogged station's share of the medium at 1500 B.
+        sc::LinkModel::Wlan(w) => Some(bianchi_saturation_bps(&wlan_params(w), 1, 1500) as u64),
         sc::LinkModel::Ofdm4g(o) => {
             let bits = match o.modulation {
                 sc::ModulationMode::Fixed(m) => m.bits(),
@@ -214,7 +283,7 @@ fn propagation_delay(model: &sc::LinkModel) -> airlink_engine::Duration {
         sc::LinkModel::Pipe(p) => p.delay.0,
         sc::LinkModel::Gprs(g) => g.delay.0,
         sc::LinkModel::Trace(t) => t.delay.0,
-        sc::LinkModel::Ofdm4g(_) | sc::LinkModel::Cell(_) => airlink_engine::Duration::ZERO,
+        sc::LinkModel::Ofdm4g(_) | sc::LinkModel::Cell(_) | sc::LinkModel::Wlan(_) => airlink_engine::Duration::ZERO,
     }
 }
 
@@ -226,6 +295,7 @@ fn queue_of(model: &sc::LinkModel) -> Option<sc::units::QueueLimit> {
         sc::LinkModel::Trace(t) => Some(t.queue),
         sc::LinkModel::Ofdm4g(o) => Some(o.queue),
         sc::LinkModel::Cell(c) => c.queue,
+        sc::LinkModel::Wlan(w) => Some(w.queue),
     }
 }
 
@@ -375,7 +445,7 @@ pub fn warnings(s: &sc::Scenario) -> Result<Vec<String>, BuildError> {
             sc::LinkModel::Gprs(g) if g.loss.0 >= 1.0 => {
                 out.push(format!("{name}.loss = 1: every packet is lost, so no flow can deliver anything"));
             }
-            sc::LinkModel::Gprs(_) | sc::LinkModel::Trace(_) | sc::LinkModel::Cell(_) => {}
+            sc::LinkModel::Gprs(_) | sc::LinkModel::Trace(_) | sc::LinkModel::Cell(_) | sc::LinkModel::Wlan(_) => {}
         }
     }
     for (i, f) in s.flow.iter().enumerate() {
@@ -818,6 +888,12 @@ fn changes(s: &sc::Scenario, t: &sc::topology::Topology) -> Result<Vec<TimedChan
         };
         out.push(TimedChange { at: Instant::ZERO + c.at.0, change });
     }
+    let ids = |p: &[usize]| p.iter().map(|&l| l as LinkId).collect::<Vec<_>>();
+    for h in &t.handoffs {
+        for (f, down, up) in &h.paths {
+            out.push(TimedChange { at: Instant::ZERO + s.handoff[h.index].at.0, change: NetChange::Path { flow: *f as u32, down: Some(ids(down)), up: Some(ids(up)) } });
+        }
+    }
     out.sort_by_key(|c| c.at);
     Ok(out)
 }
@@ -839,6 +915,9 @@ impl<P: Packet + Send + 'static> Network<P> {
             .iter()
             .enumerate()
             .map(|(id, l)| {
+                if let sc::LinkModel::Wlan(_) = l.model {
+                    return wlan(s, &t, id, intern(l.name.clone()));
+                }
                 let flows: Vec<u32> = t.paths.iter().enumerate().filter(|(_, (down, _))| down.contains(&id)).map(|(f, _)| f as u32).collect();
                 build_link(intern(l.name.clone()), &l.model, s.seed, &l.key.join("."), &flows, s.event_log)
             })

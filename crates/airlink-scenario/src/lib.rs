@@ -552,6 +552,7 @@ impl LinkModel {
             LinkModel::Trace(_) => "trace",
             LinkModel::Ofdm4g(_) => "ofdm4g",
             LinkModel::Cell(_) => "cell",
+            LinkModel::Wlan(_) => "wlan",
         }
     }
 
@@ -562,7 +563,7 @@ impl LinkModel {
             LinkModel::Pipe(_) => &["rate", "delay", "queue", "loss", "bit_error_rate"],
             LinkModel::Gprs(_) => &["delay", "queue", "loss"],
             LinkModel::Ofdm4g(_) => &["mean_snr"],
-            LinkModel::Trace(_) | LinkModel::Cell(_) => &[],
+            LinkModel::Trace(_) | LinkModel::Cell(_) | LinkModel::Wlan(_) => &[],
         }
     }
 
@@ -578,7 +579,7 @@ impl LinkModel {
             LinkModel::Gprs(g) => g.delay.0,
             LinkModel::Trace(t) => t.delay.0,
             LinkModel::Ofdm4g(o) => o.arq_delay.0,
-            LinkModel::Cell(_) => Duration::ZERO,
+            LinkModel::Cell(_) | LinkModel::Wlan(_) => Duration::ZERO,
         }
     }
 
@@ -720,6 +721,33 @@ impl LinkModel {
                 }
                 if let Some(q) = &c.queue {
                     check_queue(q, min_packet).map_err(|m| (at("queue"), m))?;
+                }
+            }
+            LinkModel::Wlan(w) => {
+                let at = |k: &str| p(&[base, &["wlan", k]].concat());
+                if base.first() != Some(&"link") {
+                    return Err((
+                        p(&[base, &["wlan"]].concat()),
+                        "a WLAN joins an access point and its stations: expected it in a [link.NAME] table, with [host] tables".into(),
+                    ));
+                }
+                const OFDM_MBPS: [u64; 8] = [6, 9, 12, 18, 24, 36, 48, 54];
+                for (k, r) in [("phy_rate", w.phy_rate.0), ("basic_rate", w.basic_rate.0)] {
+                    if !OFDM_MBPS.iter().any(|&m| m * 1_000_000 == r) {
+                        return Err((at(k), format!("{}: expected an ERP-OFDM rate, one of 6, 9, 12, 18, 24, 36, 48, 54 Mbit/s", units::Rate(r))));
+                    }
+                }
+                within(at("slot"), w.slot.0, Duration::from_micros(1), Duration::from_micros(100), "a slot")?;
+                count(at("retry_limit"), w.retry_limit, 1, 255, "attempts")?;
+                count(at("cw_min"), w.cw_min, 1, 1023, "a minimum contention window")?;
+                if !(w.cw_min..=65535).contains(&w.cw_max) {
+                    return Err((at("cw_max"), format!("{}: expected cw_min ({}) to 65535", w.cw_max, w.cw_min)));
+                }
+                check_queue(&w.queue, min_packet).map_err(|m| (at("queue"), m))?;
+                for (i, s) in w.stations.iter().enumerate() {
+                    if w.stations[..i].contains(s) {
+                        return Err((at("stations"), format!("\"{s}\" is listed twice: expected each station once")));
+                    }
                 }
             }
         }

@@ -77,6 +77,9 @@ pub struct Scenario {
     /// Timed changes (`[[change]]`): a link's parameters, a link down or up, a flow's path.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub change: Vec<ChangeConfig>,
+    /// Hand-offs (`[[handoff]]`): a station moves from one WLAN (access point) to another.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub handoff: Vec<HandoffConfig>,
     /// Settings of the two network namespaces in real-time emulation (ignored in simulation).
     #[serde(default)]
     pub emulation: EmulationConfig,
@@ -386,6 +389,8 @@ pub enum LinkModel {
     /// A multi-user cell's downlink: the flows through it are its users, served one per slot
     /// by an opportunistic scheduler.
     Cell(Box<CellConfig>),
+    /// An 802.11g access point's shared medium (general form only: `[link.NAME.wlan]`).
+    Wlan(Box<WlanConfig>),
 }
 
 /// `[[change]]`: at a time, one of: new values for some of a link's parameters (`link` and
@@ -420,6 +425,94 @@ pub struct ChangeConfig {
     /// The flow's new links from its client back to its server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub return_path: Option<Vec<String>>,
+}
+
+/// `[[handoff]]`: at `at`, station `station` leaves the WLAN `from` for the WLAN `to`. It is
+/// out of reach for `outage` (re-association), its flows move to paths through `to` at `at`,
+/// and of the packets the old access point still holds for it, a fraction `queued_lost` is lost
+/// (the rest reach it once it is associated again).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HandoffConfig {
+    /// When the station leaves `from` (within the run).
+    pub at: Time,
+    /// The station: a host in `from`'s `stations`, or one an earlier hand-off moved there.
+    pub station: String,
+    /// The WLAN (`[link.NAME.wlan]`) it leaves.
+    pub from: String,
+    /// The WLAN it joins.
+    pub to: String,
+    /// How long it can neither send nor receive. Default 50 ms (an assumption: the DCCP study
+    /// says only "very fast"; Mishra et al. 2003 measured 53-420 ms, mostly scanning).
+    #[serde(default = "default_handoff_outage")]
+    pub outage: Time,
+    /// The share of the packets queued for the station at the old access point that are lost:
+    /// 1 (default, an access point drops frames for a station that left), 0 keeps them all.
+    #[serde(default = "default_queued_lost")]
+    pub queued_lost: Probability,
+}
+
+fn default_handoff_outage() -> Time {
+    Time(Duration::from_millis(50))
+}
+fn default_queued_lost() -> Probability {
+    Probability(1.0)
+}
+
+/// `[link.NAME.wlan]`: an 802.11g (ERP-OFDM) access point and its stations sharing one medium
+/// under DCF. Every default is the standard's (IEEE 802.11-2007) for an all-ERP network at
+/// 54 Mbit/s; see `crates/airlink-link/src/wlan.rs` for each source.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WlanConfig {
+    /// The hosts associated with the access point at the start (none: only hand-offs bring some).
+    pub stations: Vec<String>,
+    /// Data frames' PHY rate: 6, 9, 12, 18, 24, 36, 48 or 54 Mbit/s. Default 54 Mbit/s.
+    #[serde(default = "default_wlan_phy_rate")]
+    pub phy_rate: Rate,
+    /// The rate of MAC ACKs (a basic rate). Default 24 Mbit/s.
+    #[serde(default = "default_wlan_basic_rate")]
+    pub basic_rate: Rate,
+    /// Slot time. Default 9 µs (short slot; 20 µs with 802.11b stations).
+    #[serde(default = "default_wlan_slot")]
+    pub slot: Time,
+    /// Attempts of a frame before its packet is dropped. Default 7 (dot11ShortRetryLimit).
+    #[serde(default = "default_wlan_retry_limit")]
+    pub retry_limit: u32,
+    /// Probability that a frame sent alone is received in error. Default 0.
+    #[serde(default)]
+    pub frame_error_rate: Probability,
+    /// The contention window's first size, CW_min (aCWmin of the OFDM PHY). Default 15.
+    #[serde(default = "default_wlan_cw_min")]
+    pub cw_min: u32,
+    /// The largest size it doubles to, CW_max (aCWmax). Default 1023.
+    #[serde(default = "default_wlan_cw_max")]
+    pub cw_max: u32,
+    /// Each node's transmit queue (the access point's and every station's). Default 100 packets.
+    #[serde(default = "default_wlan_queue")]
+    pub queue: QueueLimit,
+}
+
+fn default_wlan_phy_rate() -> Rate {
+    Rate(54_000_000)
+}
+fn default_wlan_basic_rate() -> Rate {
+    Rate(24_000_000)
+}
+fn default_wlan_slot() -> Time {
+    Time(Duration::from_micros(9))
+}
+fn default_wlan_retry_limit() -> u32 {
+    7
+}
+fn default_wlan_cw_min() -> u32 {
+    15
+}
+fn default_wlan_cw_max() -> u32 {
+    1023
+}
+fn default_wlan_queue() -> QueueLimit {
+    QueueLimit::Packets(100)
 }
 
 /// `[flow.device]`: the data sender's service rate (IP packets) and send buffer.
@@ -551,13 +644,16 @@ pub enum DownPackets {
 pub struct HostConfig {}
 
 /// `[link.NAME]`: a one-way link from one host to another, with exactly one model table
-/// (`[link.NAME.pipe]`, `[link.NAME.gprs]`, `[link.NAME.trace]`, `[link.NAME.ofdm4g]` or `[link.NAME.cell]`).
+/// (`[link.NAME.pipe]`, `[link.NAME.gprs]`, `[link.NAME.trace]`, `[link.NAME.ofdm4g]`, `[link.NAME.cell]`), or a
+/// WLAN (`[link.NAME.wlan]`): the shared medium of the access point `from` and its stations,
+/// which carries every hop between them, both ways.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkConfig {
-    /// The host that sends into the link.
+    /// The host that sends into the link (a WLAN's: its access point).
     pub from: String,
-    /// The host the link delivers to.
+    /// The host the link delivers to (none for a WLAN: its stations are in its table).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub to: String,
     /// A plain link (rate, delay, queue, loss, bit errors).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -574,6 +670,9 @@ pub struct LinkConfig {
     /// A multi-user cell's downlink (the TCP-PF study's model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cell: Option<Box<CellConfig>>,
+    /// An 802.11g WLAN: one access point's shared medium (DCF).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wlan: Option<Box<WlanConfig>>,
 }
 
 impl LinkConfig {
@@ -582,11 +681,12 @@ impl LinkConfig {
         if let Some(g) = &self.gprs {
             return LinkModel::Gprs(g.clone());
         }
-        match (&self.pipe, &self.trace, &self.ofdm4g, &self.cell) {
+        match (&self.pipe, &self.trace, &self.ofdm4g, &self.cell, &self.wlan) {
             (Some(p), ..) => LinkModel::Pipe(p.clone()),
             (_, Some(t), ..) => LinkModel::Trace(t.clone()),
-            (_, _, Some(o), _) => LinkModel::Ofdm4g(o.clone()),
-            (.., Some(c)) => LinkModel::Cell(c.clone()),
+            (_, _, Some(o), ..) => LinkModel::Ofdm4g(o.clone()),
+            (_, _, _, Some(c), _) => LinkModel::Cell(c.clone()),
+            (.., Some(w)) => LinkModel::Wlan(w.clone()),
             _ => unreachable!("validated: a link has one model"),
         }
     }
@@ -599,6 +699,7 @@ impl LinkConfig {
             self.trace.clone().map(LinkModel::Trace),
             self.ofdm4g.clone().map(LinkModel::Ofdm4g),
             self.cell.clone().map(LinkModel::Cell),
+            self.wlan.clone().map(LinkModel::Wlan),
         ]
         .into_iter()
         .flatten()

@@ -20,6 +20,57 @@ pub struct TopoLink {
     pub model: LinkModel,
     /// Where the link's model is in the file, for messages (`downlink.pipe`, `link.a.trace`).
     pub key: Vec<String>,
+    /// A WLAN's stations at the start (its access point is `from`, `to` is empty); empty for
+    /// other links.
+    pub stations: Vec<String>,
+}
+
+impl TopoLink {
+    /// A WLAN's stations over the whole run: those at the start, then those hand-offs bring,
+    /// in the order they first come (their indices in the model).
+    pub fn all_stations(&self, s: &Scenario) -> Vec<String> {
+        let mut all = self.stations.clone();
+        let mut order: Vec<_> = s.handoff.iter().collect();
+        order.sort_by_key(|h| h.at.0);
+        for h in order {
+            if h.to == self.name && !all.contains(&h.station) {
+                all.push(h.station.clone());
+            }
+        }
+        all
+    }
+
+    /// The one-way hops the link offers: its own, or a WLAN's between its access point and
+    /// each station, both ways, and between two stations (relayed by the access point).
+    pub fn hops(&self) -> Vec<(&str, &str)> {
+        if self.stations.is_empty() {
+            return vec![(&self.from, &self.to)];
+        }
+        let ap = self.from.as_str();
+        let mut hops = Vec::new();
+        for s in &self.stations {
+            hops.push((ap, s.as_str()));
+            hops.push((s.as_str(), ap));
+            hops.extend(self.stations.iter().filter(|t| *t != s).map(|t| (s.as_str(), t.as_str())));
+        }
+        hops
+    }
+
+    fn joins(&self, host: &str) -> bool {
+        self.from == host || self.to == host || self.stations.iter().any(|s| s == host)
+    }
+}
+
+/// A `[[handoff]]` resolved: the links it concerns and the flows' paths from then on.
+#[derive(Clone, Debug)]
+pub struct TopoHandoff {
+    /// Index in the file's `[[handoff]]`.
+    pub index: usize,
+    /// Indices into [`Topology::links`] of the WLAN left and the WLAN joined.
+    pub from: usize,
+    pub to: usize,
+    /// The flows that move, with their new paths (down, up).
+    pub paths: Vec<(usize, Path, Path)>,
 }
 
 /// Indices into [`Topology::links`], in the order a packet crosses them.
@@ -30,6 +81,8 @@ pub type Path = Vec<usize>;
 pub struct Topology {
     pub links: Vec<TopoLink>,
     pub paths: Vec<(Path, Path)>,
+    /// The hand-offs in time order (the file's at equal times).
+    pub handoffs: Vec<TopoHandoff>,
 }
 
 /// A key path in the file and what is wrong there.
@@ -65,6 +118,7 @@ impl Scenario {
             to: to.into(),
             model: LinkModel::Pipe(p.clone()),
             key: key(k),
+            stations: Vec::new(),
         };
         // A cell's users each have an uplink of their own: `uplink.0` (flow 0's) where the
         // shared one would be, the others after the chain.
@@ -75,10 +129,18 @@ impl Scenario {
             to: "gateway".into(),
             model: up.clone(),
             key: model_key(&["uplink"], up),
+            stations: Vec::new(),
         };
         let mut links = vec![
             pipe("wired.down", "server", "gateway", &wired, &["wired"]),
-            TopoLink { name: "downlink".into(), from: "gateway".into(), to: "client".into(), model: down.clone(), key: model_key(&["downlink"], down) },
+            TopoLink {
+                name: "downlink".into(),
+                from: "gateway".into(),
+                to: "client".into(),
+                model: down.clone(),
+                key: model_key(&["downlink"], down),
+                stations: Vec::new(),
+            },
             uplink(0),
             pipe("wired.up", "gateway", "server", &wired, &["wired"]),
         ];
@@ -98,7 +160,10 @@ impl Scenario {
             }
             paths.push((down_path, up_path));
         }
-        Ok(Topology { links, paths })
+        if !self.handoff.is_empty() {
+            return Err((key(&["handoff"]), "hand-offs move stations between WLANs: expected [host] and [link] tables with [link.NAME.wlan]".into()));
+        }
+        Ok(Topology { links, paths, handoffs: Vec::new() })
     }
 
     fn general_topology(&self) -> Result<Topology, TopologyError> {
@@ -125,26 +190,45 @@ impl Scenario {
         let mut links = Vec::with_capacity(self.link.len());
         for (name, l) in &self.link {
             check_id(name).map_err(|m| (key(&["link", name]), m))?;
-            for (end, host) in [("from", &l.from), ("to", &l.to)] {
+            let stations = l.wlan.as_ref().map_or(Vec::new(), |w| w.stations.clone());
+            let wlan = l.wlan.is_some();
+            if wlan && !l.to.is_empty() {
+                return Err((key(&["link", name, "to"]), "a WLAN reaches its stations: expected `stations` in its [wlan] table instead of `to`".into()));
+            }
+            if !wlan && l.to.is_empty() {
+                return Err((key(&["link", name]), "expected `to`, the host the link delivers to".into()));
+            }
+            let ends = [("from", &l.from)].into_iter().chain((!wlan).then_some(("to", &l.to))).map(|(end, h)| (vec!["link", name, end], h));
+            let station_ends = stations.iter().map(|h| (vec!["link", name, "wlan", "stations"], h));
+            for (at, host) in ends.chain(station_ends) {
                 if !self.host.contains_key(host) {
-                    return Err((key(&["link", name, end]), format!("no host named \"{host}\": expected one of {}", names(self.host.keys()))));
+                    return Err((key(&at), format!("no host named \"{host}\": expected one of {}", names(self.host.keys()))));
                 }
             }
-            if l.from == l.to {
-                return Err((key(&["link", name, "to"]), format!("the link starts and ends at \"{}\": expected two different hosts", l.to)));
+            if l.from == l.to || stations.contains(&l.from) {
+                let at = if wlan { key(&["link", name, "wlan", "stations"]) } else { key(&["link", name, "to"]) };
+                return Err((at, format!("the link starts and ends at \"{}\": expected two different hosts", l.from)));
             }
             let models = l.models().len();
             if models != 1 {
                 return Err((
                     key(&["link", name]),
-                    format!("{models} models: expected exactly one of [link.{name}.pipe], [link.{name}.gprs], [link.{name}.trace], [link.{name}.ofdm4g], [link.{name}.cell]"),
+                    format!("{models} models: expected exactly one of [link.{name}.pipe], [link.{name}.gprs], [link.{name}.trace], [link.{name}.ofdm4g], [link.{name}.cell], [link.{name}.wlan]"),
                 ));
             }
             let model = l.model();
-            links.push(TopoLink { name: name.clone(), from: l.from.clone(), to: l.to.clone(), key: model_key(&["link", name], &model), model });
+            links.push(TopoLink { name: name.clone(), from: l.from.clone(), to: l.to.clone(), key: model_key(&["link", name], &model), model, stations });
+        }
+        for (i, a) in links.iter().enumerate() {
+            if let Some((b, s)) = a.stations.iter().find_map(|s| links[..i].iter().find(|b| b.stations.contains(s)).map(|b| (b, s))) {
+                return Err((
+                    key(&["link", &a.name, "wlan", "stations"]),
+                    format!("\"{s}\" is a station of \"{}\" already: a station starts associated with one access point (a [[handoff]] moves it)", b.name),
+                ));
+            }
         }
         for host in self.host.keys() {
-            if !links.iter().any(|l| &l.from == host || &l.to == host) {
+            if !links.iter().any(|l| l.joins(host)) {
                 return Err((key(&["host", host]), format!("host \"{host}\" has no link: expected a [link] from or to it")));
             }
         }
@@ -171,8 +255,94 @@ impl Scenario {
             }
             paths.push((down, up));
         }
-        Ok(Topology { links, paths })
+        let handoffs = self.handoffs(&mut links.clone(), &mut paths.clone())?;
+        Ok(Topology { links, paths, handoffs })
     }
+
+    /// Checks the hand-offs in time order and finds each moving flow's new paths (`links` and
+    /// `paths` are worked on: they end as the last hand-off leaves them).
+    fn handoffs(&self, links: &mut [TopoLink], paths: &mut [(Path, Path)]) -> Result<Vec<TopoHandoff>, TopologyError> {
+        let mut order: Vec<usize> = (0..self.handoff.len()).collect();
+        order.sort_by_key(|&i| self.handoff[i].at.0);
+        // Per station, the end of its last outage.
+        let mut busy: BTreeMap<&str, (usize, airlink_engine::Duration)> = BTreeMap::new();
+        let mut out = Vec::with_capacity(order.len());
+        for i in order {
+            let h = &self.handoff[i];
+            let at = |k: &str| key(&["handoff", &i.to_string(), k]);
+            let end = h.at.0 + h.outage.0;
+            if h.outage.0.is_zero() {
+                return Err((at("outage"), "expected a positive outage (re-association takes time)".into()));
+            }
+            if end > self.stop.0 {
+                return Err((at("at"), format!("{} plus the outage ({}) ends after the run's stop ({}): expected a hand-off within the run", h.at.0, h.outage.0, self.stop.0)));
+            }
+            let wlans = || names(links.iter().filter(|l| !l.stations.is_empty() || matches!(l.model, LinkModel::Wlan(_))).map(|l| &l.name));
+            let wlan = |k: &str, name: &str| {
+                links.iter().position(|l| l.name == name && matches!(l.model, LinkModel::Wlan(_))).ok_or_else(|| (at(k), format!("no WLAN named \"{name}\": expected one of {}", wlans())))
+            };
+            let (from, to) = (wlan("from", &h.from)?, wlan("to", &h.to)?);
+            if from == to {
+                return Err((at("to"), format!("the station stays with \"{}\": expected another WLAN", h.to)));
+            }
+            if !self.host.contains_key(&h.station) {
+                return Err((at("station"), format!("no host named \"{}\": expected one of {}", h.station, names(self.host.keys()))));
+            }
+            let Some(s) = links[from].stations.iter().position(|x| x == &h.station) else {
+                return Err((at("station"), format!("\"{}\" is not a station of \"{}\" at {}: its stations then are {}", h.station, h.from, h.at.0, names(links[from].stations.iter()))));
+            };
+            if let Some(&(j, prev)) = busy.get(h.station.as_str()) {
+                if h.at.0 < prev {
+                    return Err((at("at"), format!("{} is within the outage of handoff {j} (until {prev}): expected the station's hand-offs not to overlap", h.at.0)));
+                }
+            }
+            busy.insert(&h.station, (i, end));
+            // The flows with a hop to or from the station on the WLAN it leaves move.
+            let moving: Vec<usize> = (0..paths.len())
+                .filter(|&f| {
+                    let flow = &self.flow[f];
+                    let (server, client) = (flow.server.as_deref().unwrap_or("server"), flow.client.as_deref().unwrap_or("client"));
+                    let (down, up) = &paths[f];
+                    let on = |p: &Path, a: &str, b: &str| {
+                        path_hosts(links, p, a, b).iter().zip(p).any(|((x, y), &l)| l == from && (*x == h.station || *y == h.station))
+                    };
+                    on(down, server, client) || on(up, client, server)
+                })
+                .collect();
+            links[from].stations.remove(s);
+            links[to].stations.push(h.station.clone());
+            let mut moved = Vec::with_capacity(moving.len());
+            for f in moving {
+                let flow = &self.flow[f];
+                let (server, client) = (flow.server.as_deref().unwrap_or("server"), flow.client.as_deref().unwrap_or("client"));
+                let new = |a: &str, b: &str| shortest_path(links, a, b).map_err(|m| (at("to"), format!("flow {f}: {m}")));
+                paths[f] = (new(server, client)?, new(client, server)?);
+                moved.push((f, paths[f].0.clone(), paths[f].1.clone()));
+            }
+            out.push(TopoHandoff { index: i, from, to, paths: moved });
+        }
+        Ok(out)
+    }
+}
+
+/// The hosts each link of `path` joins, from `from` to `to`: a WLAN's hop ends where the next
+/// link starts (or at `to`). The path was checked, so it connects.
+pub fn path_hosts(links: &[TopoLink], path: &[usize], from: &str, to: &str) -> Vec<(String, String)> {
+    let mut out = Vec::with_capacity(path.len());
+    let mut at = from.to_string();
+    for (k, &l) in path.iter().enumerate() {
+        let next = match path.get(k + 1) {
+            None => to.to_string(),
+            Some(&n) => {
+                let hops = links[l].hops();
+                let starts: Vec<&str> = links[n].hops().into_iter().map(|h| h.0).collect();
+                hops.iter().find(|h| h.0 == at && starts.contains(&h.1)).map_or_else(|| links[l].to.clone(), |h| h.1.to_string())
+            }
+        };
+        out.push((at, next.clone()));
+        at = next;
+    }
+    out
 }
 
 /// The path from `from` to `to`: the one named (checked), or the only shortest one.
@@ -193,14 +363,18 @@ pub fn check_path(links: &[TopoLink], named: &[String], from: &str, to: &str) ->
             return Err(format!("no link named \"{name}\": expected one of {}", names(links.iter().map(|l| &l.name))));
         };
         let l = &links[i];
-        if l.from != at {
+        let hops: Vec<(&str, &str)> = l.hops().into_iter().filter(|h| h.0 == at).collect();
+        if hops.is_empty() {
             return Err(format!("link \"{name}\" starts at \"{}\", but the path is at \"{at}\" there: expected a link from \"{at}\"", l.from));
         }
-        if visited.contains(&l.to.as_str()) {
-            return Err(format!("link \"{name}\" returns to \"{}\": a path visits each host once", l.to));
+        // A WLAN's hop ends where the next link starts, or at the path's end.
+        let next: Option<Vec<&str>> = named.get(path.len() + 1).and_then(|n| links.iter().find(|x| &x.name == n)).map(|x| x.hops().into_iter().map(|h| h.0).collect());
+        let hop = hops.iter().find(|h| next.as_ref().map_or(h.1 == to, |starts| starts.contains(&h.1))).unwrap_or(&hops[0]);
+        if visited.contains(&hop.1) {
+            return Err(format!("link \"{name}\" returns to \"{}\": a path visits each host once", hop.1));
         }
-        visited.push(&l.to);
-        at = &l.to;
+        visited.push(hop.1);
+        at = hop.1;
         path.push(i);
     }
     if at != to {
@@ -217,14 +391,16 @@ fn shortest_path(links: &[TopoLink], from: &str, to: &str) -> Result<Path, Strin
     seen.insert(from, (0, 1, usize::MAX));
     while let Some(host) = queue.pop_front() {
         let (dist, count, _) = seen[host];
-        for (i, l) in links.iter().enumerate().filter(|(_, l)| l.from == host) {
-            match seen.get_mut(l.to.as_str()) {
-                None => {
-                    seen.insert(&l.to, (dist + 1, count, i));
-                    queue.push_back(&l.to);
+        for (i, l) in links.iter().enumerate() {
+            for (_, next) in l.hops().into_iter().filter(|h| h.0 == host) {
+                match seen.get_mut(next) {
+                    None => {
+                        seen.insert(next, (dist + 1, count, i));
+                        queue.push_back(next);
+                    }
+                    Some(e) if e.0 == dist + 1 => e.1 = (e.1 + count).min(2),
+                    Some(_) => {}
                 }
-                Some(e) if e.0 == dist + 1 => e.1 = (e.1 + count).min(2),
-                Some(_) => {}
             }
         }
     }
@@ -234,12 +410,14 @@ fn shortest_path(links: &[TopoLink], from: &str, to: &str) -> Result<Path, Strin
             Err(format!("several equally short paths from \"{from}\" to \"{to}\": name the links with `path` (down) or `return_path` (up)"))
         }
         Some(_) => {
+            // Back from `to`: each host was reached from the host one hop nearer `from`.
             let mut path = Vec::new();
             let mut at = to;
             while at != from {
                 let i = seen[at].2;
                 path.push(i);
-                at = &links[i].from;
+                let (d, _, _) = seen[at];
+                at = links[i].hops().into_iter().find(|h| h.1 == at && seen.get(h.0).is_some_and(|e| e.0 + 1 == d)).map(|h| h.0).expect("a hop led here");
             }
             path.reverse();
             Ok(path)

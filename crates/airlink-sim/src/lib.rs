@@ -40,6 +40,12 @@ impl Packet for SimPacket {
     fn flow(&self) -> u32 {
         self.flow
     }
+    fn direction(&self) -> Option<airlink_link::Direction> {
+        Some(match self.dir {
+            Dir::Down => airlink_link::Direction::Down,
+            Dir::Up => airlink_link::Direction::Up,
+        })
+    }
 }
 
 /// Components that can be woken or receive packets.

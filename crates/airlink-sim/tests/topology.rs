@@ -22,13 +22,14 @@ fn general_form(shorthand: &Scenario) -> Scenario {
         g.host.insert(host.into(), HostConfig::default());
     }
     let link = |from: &str, to: &str, model: LinkModel| {
-        let mut l = LinkConfig { from: from.into(), to: to.into(), pipe: None, gprs: None, trace: None, ofdm4g: None, cell: None };
+        let mut l = LinkConfig { from: from.into(), to: to.into(), pipe: None, gprs: None, trace: None, ofdm4g: None, cell: None, wlan: None };
         match model {
             LinkModel::Pipe(p) => l.pipe = Some(p),
             LinkModel::Gprs(g) => l.gprs = Some(g),
             LinkModel::Trace(t) => l.trace = Some(t),
             LinkModel::Ofdm4g(o) => l.ofdm4g = Some(o),
             LinkModel::Cell(c) => l.cell = Some(c),
+            LinkModel::Wlan(w) => l.wlan = Some(w),
         }
         l
     };
