@@ -101,10 +101,12 @@ class Control:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def request(self, req: dict[str, Any]) -> dict[str, Any]:
-        """Sends one request; returns the answer, or raises ControlError with its error."""
+    def request(self, req: dict[str, Any] | str) -> dict[str, Any]:
+        """Sends one request (a dict, or a line of JSON as is); returns the answer, or raises
+        ControlError with its error."""
+        line = req if isinstance(req, str) else json.dumps(req)
         try:
-            self._sock.sendall(json.dumps(req).encode() + b"\n")
+            self._sock.sendall(line.encode() + b"\n")
             line = self._file.readline()
         except (BrokenPipeError, ConnectionResetError):
             line = b""
