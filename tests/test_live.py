@@ -224,7 +224,7 @@ def test_airlink_flows_start_and_stop_live_and_are_marked_live(tmp_path: Path) -
     assert events.time_ns.iloc[0] == round(started * 1e9) and events.time_ns.iloc[1] >= round(stopped * 1e9) - 1
 
 
-def test_kernel_flows_cannot_be_started_and_the_socket_is_the_run_user_s(tmp_path: Path) -> None:
+def test_kernel_flows_cannot_be_started_and_the_socket_is_the_run_user_s(tmp_path: Path, airlink_cli) -> None:
     # A folder every user may enter, so only the socket's own mode keeps others out.
     root = Path(tempfile.mkdtemp(prefix="airlink-live-"))
     try:
@@ -242,5 +242,13 @@ def test_kernel_flows_cannot_be_started_and_the_socket_is_the_run_user_s(tmp_pat
             other = subprocess.run(["/usr/bin/python3", "-c", probe, str(c.path)], user=65534, check=False)
             assert other.returncode == 13
             assert c.state()["endpoints"] == "kernel"
+            # The command line: a change applies, a refused one exits 1 with the reason.
+            r = airlink_cli("ctl", root / "emu", "set", "downlink", "rate=3 Mbit/s", "queue=50")
+            assert r.exit_code == 0 and "set: applied at" in r.output, r.output
+            r = airlink_cli("ctl", root / "emu", "down", "nowhere")
+            assert r.exit_code == 1 and 'no link named "nowhere"' in r.output, r.output
+            r = airlink_cli("ctl", root / "emu", "state", "--json")
+            link = json.loads(r.output)["links"][1]
+            assert (link["name"], link["rate_bps"], link["queue_limit_packets"]) == ("downlink", 3_000_000, 50)
     finally:
         shutil.rmtree(root, ignore_errors=True)
