@@ -181,7 +181,7 @@ def test_bad_requests_are_refused_and_change_nothing_while_the_run_goes_on(tmp_p
         refused = {
             "not JSON": ("{op: state", "not JSON"),
             "unknown op": ({"op": "reboot"}, 'unknown op "reboot"'),
-            "stray key": ({"op": "up", "link": "downlink", "set": {}}, "`set` does not belong to a `up` request"),
+            "stray key": ({"op": "up", "link": "downlink", "set": {}}, "`set` does not belong to `up`"),
             "no such link": ({"op": "set", "link": "wifi", "set": {"rate": "1 Mbit/s"}}, 'no link named "wifi"'),
             "not changeable": ({"op": "set", "link": "downlink", "set": {"mean_snr": "10 dB"}},
                                "cannot change its `mean_snr` while it runs"),

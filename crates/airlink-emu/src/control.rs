@@ -353,12 +353,11 @@ fn request(shared: &Shared, line: &str) -> Result<Value, String> {
     let allowed = keys(&op).ok_or_else(|| format!("unknown op \"{op}\": expected one of set, down, up, handoff, start, stop, state"))?;
     if let Some(k) = req.keys().find(|k| !allowed.contains(&k.as_str())) {
         let expected = if allowed.is_empty() { "nothing else".to_string() } else { allowed.join(", ") };
-        return Err(format!("`{k}` does not belong to a `{op}` request: expected {expected}"));
+        return Err(format!("`{k}` does not belong to `{op}`: expected {expected}"));
     }
-    for k in allowed.iter().take(1) {
-        if !req.contains_key(*k) && op != "state" {
-            return Err(format!("a `{op}` request needs `{k}`"));
-        }
+    // The first key (the link or flow) is the one every request but `state` needs.
+    if let Some(k) = allowed.first().filter(|k| !req.contains_key(**k)) {
+        return Err(format!("`{op}` needs `{k}`"));
     }
     match op.as_str() {
         "state" => state(shared),
@@ -414,7 +413,7 @@ fn change(shared: &Shared, op: &str, mut req: Map<String, Value>) -> Result<Valu
         "down" => drop(req.insert("state".into(), Value::String("down".into()))),
         "up" => drop(req.insert("state".into(), Value::String("up".into()))),
         "handoff" if !req.contains_key("path") && !req.contains_key("return_path") => {
-            return Err("a `handoff` request needs the flow's new `path` and/or `return_path`".into())
+            return Err("`handoff` needs the flow's new `path` and/or `return_path`".into())
         }
         _ => {}
     }
@@ -566,5 +565,97 @@ fn connection(stream: UnixStream, shared: &Shared, stop: &StopHandle) {
             Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
             Err(_) => return,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A datapath that answers from a thread: `down` links are down; changes are collected.
+    fn datapath(down: &'static [&'static str]) -> (Shared, std::sync::mpsc::Receiver<NetChange>) {
+        let s = Scenario::from_toml("[downlink.pipe]\nrate = \"10 Mbit/s\"\n[uplink.pipe]\n[[flow]]\n", "x.toml").unwrap();
+        let s = airlink_net::build::resolve(&s).unwrap();
+        let names: Vec<&'static str> = vec!["wired.down", "downlink", "uplink", "wired.up"];
+        let (mailbox, inbox) = mailbox::<DatapathRequest>().unwrap();
+        let (applied_tx, applied) = channel();
+        std::thread::spawn(move || loop {
+            let Ok(req) = inbox.rx.recv() else { return };
+            match req {
+                DatapathRequest::Apply { change, reply } => {
+                    let _ = applied_tx.send(change);
+                    let _ = reply.send(Ok(1_500_000_000));
+                }
+                DatapathRequest::State { reply } => {
+                    let link = |name: &'static str| LinkState {
+                        name,
+                        model: "pipe",
+                        up: !down.contains(&name),
+                        rate_bps: None,
+                        delay_s: None,
+                        queue_limit_packets: None,
+                        queue_limit_bytes: None,
+                        loss: None,
+                        bit_error_rate: None,
+                        mean_snr_db: None,
+                        packets_in: 0,
+                        packets_out: 0,
+                        bytes_out: 0,
+                        queue_packets: 0,
+                        queue_bytes: 0,
+                        drops: LinkDrops { queue: 0, loss: 0, outage: 0, corrupted: 0, arq_gave_up: 0 },
+                        radio: None,
+                    };
+                    let _ = reply.send(DatapathState { time_s: 1.5, links: names.iter().map(|n| link(n)).collect(), flows: vec![], wakeups: 0 });
+                }
+            }
+        });
+        (Shared::new(s, mailbox), applied)
+    }
+
+    fn error(v: Value) -> String {
+        assert_eq!(v["ok"], false, "{v}");
+        v["error"].as_str().unwrap().to_string()
+    }
+
+    #[test]
+    fn a_valid_change_reaches_the_datapath_and_a_bad_one_does_not() {
+        let (shared, applied) = datapath(&["uplink"]);
+        let ok = handle(&shared, r#"{"op": "set", "link": "downlink", "set": {"rate": "2 Mbit/s"}}"#);
+        assert_eq!((ok["ok"].as_bool(), ok["time_s"].as_f64()), (Some(true), Some(1.5)));
+        match applied.try_recv().unwrap() {
+            NetChange::Set { link: 1, change } => assert_eq!(change.rate_bps, Some(2_000_000)),
+            other => panic!("{other:?}"),
+        }
+        for (req, message) in [
+            (r#"{"op": "set", "link": "downlink", "set": {"mean_snr": "9 dB"}}"#, "set: this pipe link cannot change its `mean_snr`"),
+            (r#"{"op": "set", "link": "downlink", "set": {"rate": "-1 Mbit/s"}}"#, "a rate must be positive"),
+            (r#"{"op": "down", "link": "uplink"}"#, "link \"uplink\" is already down then"),
+            (r#"{"op": "up", "link": "downlink"}"#, "link \"downlink\" is already up then"),
+            (r#"{"op": "set", "link": "downlink"}"#, "expected either `set`"),
+            (r#"{"op": "up"}"#, "`up` needs `link`"),
+            (r#"{"op": "up", "link": "uplink", "packets": "kept"}"#, "`packets` does not belong to `up`"),
+            (r#"{"op": "handoff", "flow": 0}"#, "needs the flow's new `path`"),
+            (r#"{"op": "start", "flow": 0}"#, "applies to airlink's own transports"),
+            (r#"{"op": "start", "flow": "phone"}"#, "flow: no flow named \"phone\""),
+            (r#"["state"]"#, "expected a JSON object"),
+            (r#"{"op": "state""#, "not JSON"),
+        ] {
+            let e = error(handle(&shared, req));
+            assert!(e.contains(message), "{req}: {e}");
+        }
+        assert!(applied.try_recv().is_err(), "a refused request reached the datapath");
+        assert!(handle(&shared, r#"{"op": "up", "link": "uplink"}"#)["ok"].as_bool().unwrap());
+        shared.end();
+        assert_eq!(error(handle(&shared, r#"{"op": "state"}"#)), "the run has ended");
+    }
+
+    #[test]
+    fn a_live_mark_marks_the_first_matching_row_at_or_after_it() {
+        let marks = LiveMarks::default();
+        marks.push(100, 0, "flow_stop");
+        assert!(!marks.take(99, 0, "flow_stop") && !marks.take(150, 1, "flow_stop") && !marks.take(150, 0, "flow_start"));
+        assert!(marks.take(150, 0, "flow_stop"));
+        assert!(!marks.take(150, 0, "flow_stop"), "a mark is used once");
     }
 }
