@@ -474,7 +474,7 @@ def ctl(run: Path, op: str, args: tuple[str, ...], packets: str | None, path_: s
     scenario's [[change]] can make applies now and is recorded in events.parquet marked live:
     `set LINK KEY=VALUE...` (rate, delay, queue, loss, bit_error_rate, mean_snr, with units),
     `down LINK`, `up LINK`, `handoff FLOW --path ... --return-path ...`; `start FLOW` and
-    `stop FLOW` for airlink's own flows; `state` reads links and flows. A refused request
+    `stop FLOW` for airlink's own TCP flows; `state` reads links and flows. A refused request
     changes nothing (exit code 1); the run goes on.
     """
     from airlink.control import Control, ControlError

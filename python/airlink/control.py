@@ -145,11 +145,12 @@ class Control:
         return self.request(req)["time_s"]
 
     def start(self, flow: str | int) -> float:
-        """Starts one of airlink's own flows now (one that has not started)."""
+        """Starts one of airlink's own TCP flows now (one that has not started)."""
         return self.request({"op": "start", "flow": flow})["time_s"]
 
     def stop(self, flow: str | int) -> float:
-        """Stops a running flow's source now, as its ``stop`` would."""
+        """Stops one of airlink's own TCP flows now, as its ``stop`` would: the application stops
+        writing, what it sent is still delivered."""
         return self.request({"op": "stop", "flow": flow})["time_s"]
 
     def state(self) -> dict[str, Any]:

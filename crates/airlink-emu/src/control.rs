@@ -399,6 +399,13 @@ fn state(shared: &Shared) -> Result<Value, String> {
 fn flow_request(shared: &Shared, op: &str, req: Map<String, Value>) -> Result<Value, String> {
     let f: FlowRef = serde_json::from_value(req["flow"].clone()).map_err(|e| format!("flow: {e}"))?;
     let flow = shared.scenario.find_flow(&f).map_err(|m| format!("flow: {m}"))?;
+    // A UDP or DCCP source keeps the schedule it was built with (its start and stop are part
+    // of it); a TCP application starts when its connection opens and stops writing when told.
+    if shared.scenario.flow[flow].protocol != airlink_scenario::Protocol::Tcp {
+        return Err(format!(
+            "flow {flow} is not TCP: a UDP or DCCP source starts and stops on its own schedule (flow.start, flow.stop); `{op}` applies to TCP flows"
+        ));
+    }
     let stack = shared.stack.lock().unwrap_or_else(|p| p.into_inner()).clone().ok_or_else(|| {
         format!("`{op}` applies to airlink's own transports, and none run here: this run's traffic comes from its --client/--server commands")
     })?;
