@@ -52,7 +52,7 @@ def reduced_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]
 def test_reduced_reproduction_writes_every_file(reduced_report: tuple[Path, str]) -> None:
     out, stdout = reduced_report
     names = {p.name for p in out.iterdir()}
-    expected = {"table2.csv", "runs.csv", "claims.csv", "report.json", "index.html", "README.md"}
+    expected = {"table2.csv", "runs.csv", "claims.csv", "readings.csv", "report.json", "index.html", "README.md"}
     expected |= {f"{f}.{ext}" for f in wipemu.FIGURES for ext in ("csv", "png")}
     assert expected <= names, expected - names
     for figure in wipemu.FIGURES:
@@ -64,8 +64,8 @@ def test_reduced_reproduction_writes_every_file(reduced_report: tuple[Path, str]
         assert all(row["n"] == "3" for row in rows)
     with (out / "runs.csv").open() as f:
         runs = list(csv.DictReader(f))
-    # 8 Table II runs + 7 distinct curves x 2 limits x 3 seeds (figures share runs).
-    assert len(runs) == 8 + 7 * 2 * 3
+    # 8 Table II runs + 7 distinct curves x 2 limits x 3 seeds (figures share runs) + the readings' own.
+    assert len(runs) == 8 + 7 * 2 * 3 + len(wipemu.READINGS) * len(wipemu.READING_CURVES) * 2 * 3
     assert {"flow0.goodput_bps", "downlink.frame_errors", "overrides", "run_seed"} <= set(runs[0])
     assert partial_folders(out.parent) == [] and not list(out.glob(".report.partial-*"))
     assert "report:" in stdout and "Table II" in stdout
@@ -87,7 +87,10 @@ def test_reduced_report_pages_show_table_figures_and_claims(reduced_report: tupl
         assert claim.statement in readme
     assert "Deviation from the study: 3 seeds per point" in readme
     report = json.loads((out / "report.json").read_text())
-    assert set(report) == {"table2", "fig4", "fig5", "fig6", "fig7", "claims"}
+    assert set(report) == {"table2", "fig4", "fig5", "fig6", "fig7", "claims", "readings"}
+    assert [r["reading"] for r in report["readings"]] == list(wipemu.READINGS)
+    assert all(r[c.key] in ("PASS", "FAIL", "not checked") for r in report["readings"] for c in wipemu.CLAIMS)
+    assert "The study's open readings" in readme and 'href="readings.csv"' in page
     assert all(c["status"] in ("PASS", "FAIL", "not checked") for c in report["claims"])
     assert len(report["fig6"]) == 6 and report["fig6"][0]["figure"] == "fig6"
 

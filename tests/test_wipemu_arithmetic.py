@@ -116,6 +116,14 @@ def test_each_claim_can_fail(claim: str, change: dict[str, list[float]]) -> None
     assert verdicts[claim]["status"] == "FAIL", verdicts[claim]
 
 
+def test_adaptive_is_judged_against_4qam_as_the_study_does() -> None:
+    """Fig. 5's reference is 4-QAM, "the best fixed": adaptive under BPSK at small limits is reported, not failed."""
+    low_start = {**STUDY_LIKE, "adaptive-nmse0.1": _rising(145, 450)}
+    verdict = {v["claim"]: v for v in wipemu.check_claims(_points(low_start), wipemu.ARQ_LIMITS)}["adaptive-above-fixed"]
+    assert verdict["status"] == "PASS", verdict
+    assert "BPSK is higher than adaptive-nmse0.1 at limit 3" in verdict["detail"]
+
+
 def test_many_tcp_retransmissions_fail_the_loss_claim() -> None:
     verdicts = {v["claim"]: v for v in wipemu.check_claims(_points(STUDY_LIKE, retx_at_lowest=20.0), wipemu.ARQ_LIMITS)}
     assert verdicts["loss-vs-throughput"]["status"] == "FAIL"
@@ -131,8 +139,25 @@ def test_claims_without_their_curves_are_not_checked() -> None:
 def test_every_figure_names_known_curves() -> None:
     for figure in wipemu.FIGURES.values():
         assert set(figure.curves) <= set(wipemu.CURVES)
-    assert wipemu.PARTS == ("table2", *wipemu.FIGURES)
+    assert set(wipemu.READING_CURVES) <= set(wipemu.CURVES)
+    assert wipemu.PARTS == ("table2", *wipemu.FIGURES, "readings")
 
 
 def test_every_claim_has_a_check() -> None:
     assert set(wipemu.CLAIM_CHECKS) == {c.key for c in wipemu.CLAIMS}
+
+
+def test_reading_findings_name_the_claims_a_reading_moves() -> None:
+    def reading(throughput: dict[str, list[float]]) -> dict:
+        points = _points(throughput)
+        return {"points": points, "limits": wipemu.ARQ_LIMITS, "claims": wipemu.check_claims(points, wipemu.ARQ_LIMITS)}
+
+    steep_bpsk = {**STUDY_LIKE, "bpsk": _rising(100, 150)}
+    readings = {"text": reading(steep_bpsk), "sigma-2db": reading(STUDY_LIKE), "rect-8qam": reading(steep_bpsk)}
+    rep = wipemu.Reproduction(parts=("readings",), seeds=3, arq_limits=wipemu.ARQ_LIMITS, extra_overrides=(), table2=None,
+                              table2_runs=[], points={}, figures=(), claims=[], readings=readings, runs=[], stores={})
+    rows = {r["reading"]: r for r in rep.reading_rows()}
+    assert rows["text"]["bpsk_spread_pct"] == pytest.approx(100 * 50 / 150)
+    assert (rows["text"]["bpsk_at_low_kbps"], rows["text"]["bpsk_at_high_kbps"]) == (100, 150)
+    sigma2 = wipemu.READINGS["sigma-2db"].text
+    assert rep.reading_findings() == [f"bpsk-flat is FAIL as shipped; {sigma2}: PASS."]

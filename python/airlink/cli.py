@@ -280,6 +280,9 @@ def _reproduction_text(rep: Any) -> str:
             lines.append(f"  {label:<36} " + "  ".join(cells))
     for claim in rep.claims:
         lines.append(f"{claim['status']:<11} {claim['claim']}: {claim['detail']}")
+    if rep.readings:
+        lines.append("readings (claims a reading moves):")
+        lines += [f"  {line}" for line in rep.reading_findings() or ["none moves a claim"]]
     return "\n".join(lines)
 
 

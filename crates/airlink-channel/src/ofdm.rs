@@ -374,6 +374,12 @@ impl OfdmChannel {
         self.shadowing.as_mut().map_or(0.0, |s| s.db_at_bin(n))
     }
 
+    /// The local mean SNR γ̄·S of bin `n`, linear: what the fading of every sub-band is around.
+    pub fn local_mean_snr_lin(&mut self, n: u64) -> f64 {
+        self.update(n);
+        self.scale
+    }
+
     /// Number of sub-bands.
     pub fn n_subbands(&self) -> usize {
         self.n_subbands

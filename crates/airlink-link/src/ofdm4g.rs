@@ -22,14 +22,15 @@
 //! | retransmitted frame | its bits are re-modulated for the slot they are resent in (split over slots when they no longer fit); `arq_remodulate = false` keeps the first modulation | "for every frame" the predicted SNR sets the modulation; retransmission format not stated |
 //! | frame error probability | over the frame's data symbols ⌈bits/k⌉ (equal to 108 except in a packet's last frame) | spec A.5 uses N = 108 |
 //! | ARQ feedback | a failed frame may be resent from `arq_delay` after its slot started (2 ms = 3 slots) | "retransmission delay 2 ms" |
-//! | adaptive switching levels | computed once for the configured mean SNR (shadowing and timed changes move the mean) | spec A.6(b) |
+//! | adaptive switching levels | those of the slot's local mean SNR (shadowing, timed changes), on a 0.5 dB grid (`AdaptiveLocal`); `Adaptive` keeps one table | spec A.6(b): refresh when the mean moves by > 0.5 dB |
 
 use crate::pipe::QueueLimit;
 use crate::{DropReason, Link, LinkChange, LinkEvent, LinkSample, LinkStats, Packet, RadioSample};
 use airlink_channel::OfdmChannel;
 use airlink_engine::{Duration, Instant, RngStream};
-use airlink_phy::{frame_error_prob, symbol_error_prob, Modulation, ModulationTable, OddKModel};
+use airlink_phy::{frame_error_prob, symbol_error_prob, LocalSwitching, Modulation, ModulationTable, OddKModel};
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// Which sub-band carries the frame of a slot.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -43,7 +44,11 @@ pub enum SlotAllocation {
 #[derive(Clone, Debug)]
 pub enum Ofdm4gModulation {
     Fixed(Modulation),
+    /// From the predicted SNR by one table, whatever the local mean SNR.
     Adaptive(ModulationTable),
+    /// From the predicted SNR by the table of the slot's local mean SNR, refreshed as
+    /// shadowing and timed changes move it (spec A.6(b)).
+    AdaptiveLocal(Arc<LocalSwitching>),
 }
 
 #[derive(Clone, Debug)]
@@ -100,6 +105,8 @@ pub struct Ofdm4gDownlink<P> {
     next_slot: u64,
     snr_true: Vec<f64>,
     snr_pred: Vec<f64>,
+    /// The table of [`Ofdm4gModulation::AdaptiveLocal`] in use, with its mean SNR step.
+    local_table: Option<(i64, Arc<ModulationTable>)>,
     outbox: VecDeque<(Instant, P)>,
     events: VecDeque<LinkEvent>,
     stats: LinkStats,
@@ -128,6 +135,7 @@ impl<P: Packet> Ofdm4gDownlink<P> {
             next_slot: 0,
             snr_true: vec![0.0; n],
             snr_pred: vec![0.0; n],
+            local_table: None,
             outbox: VecDeque::new(),
             events: VecDeque::new(),
             stats,
@@ -173,10 +181,18 @@ impl<P: Packet> Ofdm4gDownlink<P> {
         }
     }
 
-    fn modulation_for(&self, predicted_snr: f64) -> Modulation {
+    fn modulation_for(&mut self, n: u64, predicted_snr: f64) -> Modulation {
         match &self.p.modulation {
             Ofdm4gModulation::Fixed(m) => *m,
             Ofdm4gModulation::Adaptive(table) => table.select(predicted_snr),
+            Ofdm4gModulation::AdaptiveLocal(local) => {
+                let step = LocalSwitching::step_of(self.channel.local_mean_snr_lin(n)).expect("the mean SNR is finite");
+                let table = match &self.local_table {
+                    Some((s, table)) if *s == step => table,
+                    _ => &self.local_table.insert((step, local.table(step))).1,
+                };
+                table.select(predicted_snr)
+            }
         }
     }
 
@@ -224,7 +240,7 @@ impl<P: Packet> Ofdm4gDownlink<P> {
         let mut frame = if frame_ready {
             let mut f = self.retx.pop_front().expect("checked");
             if self.p.arq_remodulate {
-                f.modulation = self.modulation_for(predicted);
+                f.modulation = self.modulation_for(n, predicted);
                 let capacity = self.p.symbols_per_frame * f.modulation.bits();
                 if f.bits > capacity {
                     // Send what fits; the rest goes out in the next slot, still first in line.
@@ -238,7 +254,7 @@ impl<P: Packet> Ofdm4gDownlink<P> {
             self.stats.arq_retransmissions += 1;
             f
         } else {
-            let m = self.modulation_for(predicted);
+            let m = self.modulation_for(n, predicted);
             self.cut_frame(m, now).expect("has new data")
         };
         let k = frame.modulation.bits();
@@ -293,8 +309,8 @@ impl<P: Packet> Ofdm4gDownlink<P> {
 }
 
 impl<P: Packet> Link<P> for Ofdm4gDownlink<P> {
-    /// Changes the channel's mean SNR; the adaptive switching levels stay those computed for
-    /// the configured one, as when shadowing moves the local mean.
+    /// Changes the channel's mean SNR; `AdaptiveLocal` switching levels follow it, a single
+    /// `Adaptive` table stays as it was built.
     fn change(&mut self, _now: Instant, c: &LinkChange) -> Result<(), String> {
         let LinkChange { mean_snr_db: Some(db), rate_bps: None, delay: None, queue_limit: None, loss: None, bit_error_rate: None } = *c else {
             return Err("an ofdm4g link can change only its mean SNR".into());
@@ -373,7 +389,7 @@ impl<P: Packet> Link<P> for Ofdm4gDownlink<P> {
             radio: Some(RadioSample {
                 snr_db: db(snr),
                 predicted_snr_db: db(predicted),
-                modulation_bits: self.modulation_for(predicted).bits(),
+                modulation_bits: self.modulation_for(n, predicted).bits(),
                 subband,
             }),
         }
@@ -517,6 +533,28 @@ mod tests {
         let reordered = out.windows(2).filter(|w| w[1].1.id < w[0].1.id).count();
         assert!(reordered > 0, "pipelined ARQ reorders packets");
         assert!(out.windows(2).all(|w| w[0].0 <= w[1].0), "outputs leave in time order");
+    }
+
+    #[test]
+    fn local_switching_levels_follow_the_mean_snr() {
+        // NMSE 0.1 at γ̄ = 16 dB switches to 4-QAM from a predicted 3.43 dB (spec A.6(b)); at
+        // 8 dB only from 8.40 dB. A predicted 5 dB picks 4-QAM at 16 dB and BPSK once the
+        // mean has dropped, unless the link keeps the configured mean's table.
+        let rule = airlink_phy::SwitchingRule::MaxThroughput;
+        let db = |x: f64| 10f64.powf(x / 10.0);
+        let chosen_after_drop = |modulation: Ofdm4gModulation| {
+            let mut p = params(Modulation::Bpsk, 1500, 108, true, 3);
+            p.modulation = modulation;
+            let mut link: Ofdm4gDownlink<TestPacket> = Ofdm4gDownlink::new(p, channel(16.0, 1500), RngStream::derive(4, "l"));
+            let before = link.modulation_for(0, db(5.0));
+            let drop = LinkChange { mean_snr_db: Some(8.0), ..Default::default() };
+            link.change(Instant::ZERO, &drop).unwrap();
+            (before, link.modulation_for(1, db(5.0)))
+        };
+        let local = LocalSwitching::new(&Modulation::ALL, rule, 0.1, 108, OddKModel::Generic, db(16.0)).unwrap();
+        assert_eq!(chosen_after_drop(Ofdm4gModulation::AdaptiveLocal(Arc::new(local))), (Modulation::Qam4, Modulation::Bpsk));
+        let fixed = ModulationTable::new(&Modulation::ALL, rule, db(16.0), 0.1, 108, OddKModel::Generic).unwrap();
+        assert_eq!(chosen_after_drop(Ofdm4gModulation::Adaptive(fixed)), (Modulation::Qam4, Modulation::Qam4));
     }
 
     #[test]

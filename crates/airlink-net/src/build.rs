@@ -7,13 +7,13 @@ use airlink_channel::{CellChannel, CellChannelConfig, OfdmChannel, OfdmChannelCo
 use airlink_engine::{Instant, RngStream};
 use airlink_link::{CellDownlink, CellParams, FerModel, Link, LinkChange, Ofdm4gDownlink, Packet, Ofdm4gModulation, Ofdm4gParams, Pipe, PipeParams, QueueLimit, SlotAllocation};
 use airlink_sched::{SchedulerConfig, TcpParams};
-use airlink_phy::{Modulation, ModulationTable, OddKModel, SwitchingRule};
+use airlink_phy::{LocalSwitching, Modulation, ModulationTable, OddKModel, SwitchingRule};
 use airlink_scenario as sc;
 use airlink_transport::dccp::{AckRatioMode, Ccid, DccpApp, DccpConfig, DccpEndpoint};
 use airlink_transport::udp::{IperfReceiver, Traffic, UdpSender, UdpSourceConfig};
 use airlink_transport::{AfcConfig, DeviceLimit, DeviceLimitConfig, CongestionConfig, CubicConfig, VenoConfig, Recovery, Role, TcpConfig, TcpEndpoint};
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::fmt;
 
 /// A `'static` copy of a generated component name, made once per distinct name (the
@@ -55,6 +55,29 @@ fn modulation_table(
         .map_err(|e| BuildError(format!("cannot build the modulation table: {e:?}")))?;
     tables.lock().unwrap_or_else(|e| e.into_inner()).insert(key, table.clone());
     Ok(table)
+}
+
+/// [`LocalSwitching`] per (set, rule, ε, N, odd-k model), shared by every run of the process
+/// so that each 0.5 dB table is built once per sweep worker, not once per run.
+fn local_switching(
+    set: &[Modulation],
+    rule: SwitchingRule,
+    mean_snr_lin: f64,
+    nmse: f64,
+    symbols: u32,
+    odd_k: OddKModel,
+) -> Result<Arc<LocalSwitching>, BuildError> {
+    type Key = (Vec<Modulation>, u64, u32, OddKModel);
+    static SETS: OnceLock<Mutex<HashMap<Key, Arc<LocalSwitching>>>> = OnceLock::new();
+    debug_assert_eq!(rule, SwitchingRule::MaxThroughput, "only max-throughput levels depend on the mean");
+    let key = (set.to_vec(), nmse.to_bits(), symbols, odd_k);
+    let mut sets = SETS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(local) = sets.get(&key) {
+        return Ok(Arc::clone(local));
+    }
+    let local = LocalSwitching::new(set, rule, nmse, symbols, odd_k, mean_snr_lin)
+        .map_err(|e| BuildError(format!("cannot build the modulation table: {e:?}")))?;
+    Ok(Arc::clone(sets.entry(key).or_insert(Arc::new(local))))
 }
 
 /// A scenario that parsed but cannot be built into models.
@@ -101,6 +124,7 @@ pub struct BuiltLink<P> {
 fn build_link<P: Packet + Send + 'static>(name: &'static str, model: &sc::LinkModel, seed: u64, key: &str, flows: &[u32]) -> Result<BuiltLink<P>, BuildError> {
     match model {
         sc::LinkModel::Pipe(p) => Ok(pipe(name, p, seed)),
+        sc::LinkModel::Gprs(g) => Ok(BuiltLink { model: "gprs", ..pipe(name, &g.pipe(), seed) }),
         sc::LinkModel::Trace(t) => trace_link(name, t, key),
         sc::LinkModel::Ofdm4g(o) => ofdm4g(name, o, seed, key),
         sc::LinkModel::Cell(c) => cell(name, c, seed, key, flows),
@@ -156,6 +180,7 @@ fn cell<P: Packet + Send + 'static>(name: &'static str, c: &sc::CellConfig, seed
 pub fn capacity_bps(model: &sc::LinkModel, key: &str) -> Result<Option<u64>, BuildError> {
     Ok(match model {
         sc::LinkModel::Pipe(p) => p.rate.map(|r| r.0),
+        sc::LinkModel::Gprs(g) => Some(g.rate_bps()),
         sc::LinkModel::Trace(t) => Some(read_trace(t, key)?.mean_rate_bps().ceil() as u64),
         sc::LinkModel::Cell(_) => {
             let rates = airlink_link::RateSet::study();
@@ -184,6 +209,7 @@ pub fn downlink_capacity_bps(s: &sc::Scenario) -> Result<Option<u64>, BuildError
 fn propagation_delay(model: &sc::LinkModel) -> airlink_engine::Duration {
     match model {
         sc::LinkModel::Pipe(p) => p.delay.0,
+        sc::LinkModel::Gprs(g) => g.delay.0,
         sc::LinkModel::Trace(t) => t.delay.0,
         sc::LinkModel::Ofdm4g(_) | sc::LinkModel::Cell(_) => airlink_engine::Duration::ZERO,
     }
@@ -193,6 +219,7 @@ fn propagation_delay(model: &sc::LinkModel) -> airlink_engine::Duration {
 fn queue_of(model: &sc::LinkModel) -> Option<sc::units::QueueLimit> {
     match model {
         sc::LinkModel::Pipe(p) => Some(p.queue),
+        sc::LinkModel::Gprs(g) => Some(g.queue),
         sc::LinkModel::Trace(t) => Some(t.queue),
         sc::LinkModel::Ofdm4g(o) => Some(o.queue),
         sc::LinkModel::Cell(c) => c.queue,
@@ -342,7 +369,10 @@ pub fn warnings(s: &sc::Scenario) -> Result<Vec<String>, BuildError> {
                     out.push(format!("{name}.channel.mean_snr = {} dB without ARQ: almost every frame is lost", o.channel.mean_snr.0));
                 }
             }
-            sc::LinkModel::Trace(_) | sc::LinkModel::Cell(_) => {}
+            sc::LinkModel::Gprs(g) if g.loss.0 >= 1.0 => {
+                out.push(format!("{name}.loss = 1: every packet is lost, so no flow can deliver anything"));
+            }
+            sc::LinkModel::Gprs(_) | sc::LinkModel::Trace(_) | sc::LinkModel::Cell(_) => {}
         }
     }
     for (i, f) in s.flow.iter().enumerate() {
@@ -528,10 +558,13 @@ fn ofdm4g<P: Packet + Send + 'static>(name: &'static str, o: &sc::Ofdm4gConfig, 
                 sc::Switching::TargetBer => SwitchingRule::TargetBer(o.target_ber.0),
             };
             let mean_snr = 10f64.powf(o.channel.mean_snr.0 / 10.0);
-            Ofdm4gModulation::Adaptive(
-                modulation_table(&set, rule, mean_snr, o.channel.prediction_nmse, o.symbols_per_frame, odd_k(o.odd_k_model))
-                    .map_err(|e| BuildError(format!("{key}: {}", e.0)))?,
-            )
+            let (nmse, odd) = (o.channel.prediction_nmse, odd_k(o.odd_k_model));
+            let in_key = |e: BuildError| BuildError(format!("{key}: {}", e.0));
+            if o.switching_refresh && rule == SwitchingRule::MaxThroughput && nmse > 0.0 {
+                Ofdm4gModulation::AdaptiveLocal(local_switching(&set, rule, mean_snr, nmse, o.symbols_per_frame, odd).map_err(in_key)?)
+            } else {
+                Ofdm4gModulation::Adaptive(modulation_table(&set, rule, mean_snr, nmse, o.symbols_per_frame, odd).map_err(in_key)?)
+            }
         }
     };
     let params = Ofdm4gParams {
@@ -791,20 +824,23 @@ fn net_change(s: &sc::Scenario, t: &sc::topology::Topology, c: &sc::ChangeConfig
 }
 
 /// Each link's parameters as configured, in the terms of a change (what `airlink ctl` shows
-/// and a change updates): a pipe's five, an OFDM link's mean SNR, a trace link's delay.
+/// and a change updates): a pipe's five (a GPRS link's as the pipe it is built as), an OFDM
+/// link's mean SNR, a trace link's delay.
 pub fn link_parameters(s: &sc::Scenario) -> Result<Vec<LinkChange>, BuildError> {
+    let pipe = |p: &sc::PipeConfig| LinkChange {
+        rate_bps: p.rate.map(|r| r.0),
+        delay: Some(p.delay.0),
+        queue_limit: Some(queue_limit(p.queue)),
+        loss: Some(p.loss.0),
+        bit_error_rate: Some(p.bit_error_rate.0),
+        mean_snr_db: None,
+    };
     Ok(topology(s)?
         .links
         .iter()
         .map(|l| match &l.model {
-            sc::LinkModel::Pipe(p) => LinkChange {
-                rate_bps: p.rate.map(|r| r.0),
-                delay: Some(p.delay.0),
-                queue_limit: Some(queue_limit(p.queue)),
-                loss: Some(p.loss.0),
-                bit_error_rate: Some(p.bit_error_rate.0),
-                mean_snr_db: None,
-            },
+            sc::LinkModel::Pipe(p) => pipe(p),
+            sc::LinkModel::Gprs(g) => pipe(&g.pipe()),
             sc::LinkModel::Ofdm4g(o) => LinkChange { mean_snr_db: Some(o.channel.mean_snr.0), ..Default::default() },
             sc::LinkModel::Trace(t) => LinkChange { delay: Some(t.delay.0), ..Default::default() },
             sc::LinkModel::Cell(_) => LinkChange::default(),

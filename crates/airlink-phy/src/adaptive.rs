@@ -4,8 +4,8 @@
 //! [`ModulationTable::select`] with a scan of at most 7 thresholds (≈ 2 ns). Building costs
 //! ≈ 15 µs, except for the max-throughput rule with imperfect prediction (ε > 0): ≈ 20 ms
 //! (release build), one 2001-point quadrature per root-finding step. The caller refreshes the
-//! table when γ̄ moves (the spec suggests by more than 0.5 dB (A)) — with shadowing, caching
-//! tables on a 0.5 dB grid of γ̄·S is the cheap way; [`ModulationTable::mean_snr_lin`] says what
+//! table when γ̄ moves (the spec suggests by more than 0.5 dB (A)): [`LocalSwitching`] keeps
+//! tables on a 0.5 dB grid of the local mean γ̄·S; [`ModulationTable::mean_snr_lin`] says what
 //! a table was built for.
 //!
 //! References: \[S1\] (predicted SNR chooses the format, true SNR decides errors; switching
@@ -22,7 +22,9 @@
 //! | each adjacent pair's goodput difference is assumed to change sign once; formats that are never the argmax drop out (upper envelope) — checked against a brute-force argmax scan in the tests | (A) |
 //! | target-BER rule uses Pb = Ps/k of the chosen odd-k model; below every threshold the lowest format of the set is used (no "do not send" option) | A.6(a) |
 
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::{Arc, Mutex};
 
 use crate::error_prob::{bit_error_prob, db_to_lin, symbol_error_prob};
 use crate::modulation::{Modulation, OddKModel};
@@ -180,6 +182,68 @@ impl ModulationTable {
     /// The prediction NMSE ε the table was built for.
     pub fn nmse(&self) -> f64 {
         self.nmse
+    }
+}
+
+/// Step of the local mean SNR on which [`LocalSwitching`] builds its tables (dB): a table is
+/// used within ±0.25 dB of the mean it was built for, inside the spec's 0.5 dB (A.6(b)).
+pub const REFRESH_STEP_DB: f64 = 0.5;
+
+/// The switching levels of one rule for whatever the *local* mean SNR is (γ̄ times the
+/// shadowing, moved by timed changes): with imperfect prediction the max-throughput levels
+/// depend on γ̄ (spec A.6(b): refresh them when it moves by more than 0.5 dB). Tables are built
+/// on first use for the mean rounded to [`REFRESH_STEP_DB`] and kept, shared by every link (and
+/// run) with the same rule: a pure memo, so results do not depend on which run built a table.
+#[derive(Debug)]
+pub struct LocalSwitching {
+    set: Vec<Modulation>,
+    rule: SwitchingRule,
+    nmse: f64,
+    n_symbols: u32,
+    odd: OddKModel,
+    tables: Mutex<HashMap<i64, Arc<ModulationTable>>>,
+}
+
+impl LocalSwitching {
+    /// Checks the rule's parameters by building the table for `check_mean_snr_lin` (kept).
+    pub fn new(
+        set: &[Modulation],
+        rule: SwitchingRule,
+        nmse: f64,
+        n_symbols: u32,
+        odd: OddKModel,
+        check_mean_snr_lin: f64,
+    ) -> Result<Self, TableError> {
+        let local = LocalSwitching { set: set.to_vec(), rule, nmse, n_symbols, odd, tables: Mutex::default() };
+        let step = Self::step_of(check_mean_snr_lin).ok_or(TableError::InvalidMeanSnr(check_mean_snr_lin))?;
+        let table = local.build(step)?;
+        local.tables.lock().unwrap_or_else(|e| e.into_inner()).insert(step, Arc::new(table));
+        Ok(local)
+    }
+
+    /// Whether the levels move with the mean at all: only max-throughput with ε > 0 does.
+    pub fn depends_on_mean(&self) -> bool {
+        self.rule == SwitchingRule::MaxThroughput && self.nmse > 0.0
+    }
+
+    /// The step (index on the [`REFRESH_STEP_DB`] grid) of a mean SNR; `None` if it is not
+    /// positive and finite.
+    pub fn step_of(mean_snr_lin: f64) -> Option<i64> {
+        (mean_snr_lin > 0.0 && mean_snr_lin.is_finite()).then(|| (10.0 * mean_snr_lin.log10() / REFRESH_STEP_DB).round() as i64)
+    }
+
+    /// The table of grid step `step` (see [`Self::step_of`]).
+    pub fn table(&self, step: i64) -> Arc<ModulationTable> {
+        let mut tables = self.tables.lock().unwrap_or_else(|e| e.into_inner());
+        let table = tables.entry(step).or_insert_with(|| {
+            Arc::new(self.build(step).expect("the parameters were checked when the set was made"))
+        });
+        Arc::clone(table)
+    }
+
+    fn build(&self, step: i64) -> Result<ModulationTable, TableError> {
+        let mean = db_to_lin(step as f64 * REFRESH_STEP_DB);
+        ModulationTable::new(&self.set, self.rule, mean, self.nmse, self.n_symbols, self.odd)
     }
 }
 
@@ -734,5 +798,28 @@ mod tests {
         assert!((g - 2.9849).abs() < 5e-5);
         // Prediction error lowers the goodput of a format used near its edge.
         assert!(expected_goodput(Qam8, db_to_lin(16.0), db_to_lin(16.0), 0.1, N, G) < g);
+    }
+
+    #[test]
+    fn local_switching_builds_the_table_of_the_nearest_half_db_step() {
+        let local = LocalSwitching::new(&Modulation::ALL, SwitchingRule::MaxThroughput, 0.1, N, G, db_to_lin(16.0)).unwrap();
+        assert!(local.depends_on_mean());
+        assert_eq!(LocalSwitching::step_of(db_to_lin(16.24)), Some(32));
+        assert_eq!(LocalSwitching::step_of(db_to_lin(16.26)), Some(33));
+        assert_eq!(LocalSwitching::step_of(0.0), None);
+        // The spec's vector at γ̄ = 16 dB, ε = 0.1: 4-QAM from 3.43 dB.
+        let at16 = local.table(32);
+        assert_eq!(at16.thresholds_db()[1].0, Qam4);
+        assert!((at16.thresholds_db()[1].1 - 3.43).abs() < 0.01);
+        // 4 dB lower, a predicted 4 dB no longer promises 4-QAM: the low switch moves up.
+        let at12 = local.table(24);
+        assert!((at12.mean_snr_lin() - db_to_lin(12.0)).abs() < 1e-9);
+        assert!(at12.thresholds_db()[1].1 > 7.0, "{:?}", at12.thresholds_db());
+        assert!(Arc::ptr_eq(&at12, &local.table(24)), "a step's table is built once");
+        // Perfect prediction and the target-BER rule have one table for every mean.
+        let perfect = LocalSwitching::new(&Modulation::ALL, SwitchingRule::MaxThroughput, 0.0, N, G, db_to_lin(16.0)).unwrap();
+        assert!(!perfect.depends_on_mean());
+        assert!(!LocalSwitching::new(&Modulation::ALL, SwitchingRule::TargetBer(1e-3), 0.1, N, G, 1.0).unwrap().depends_on_mean());
+        assert_eq!(LocalSwitching::new(&[], SwitchingRule::MaxThroughput, 0.1, N, G, 1.0).unwrap_err(), TableError::EmptySet);
     }
 }

@@ -570,6 +570,7 @@ impl LinkModel {
     pub fn kind(&self) -> &'static str {
         match self {
             LinkModel::Pipe(_) => "pipe",
+            LinkModel::Gprs(_) => "gprs",
             LinkModel::Trace(_) => "trace",
             LinkModel::Ofdm4g(_) => "ofdm4g",
             LinkModel::Cell(_) => "cell",
@@ -581,6 +582,7 @@ impl LinkModel {
     pub fn changeable(&self) -> &'static [&'static str] {
         match self {
             LinkModel::Pipe(_) => &["rate", "delay", "queue", "loss", "bit_error_rate"],
+            LinkModel::Gprs(_) => &["delay", "queue", "loss"],
             LinkModel::Ofdm4g(_) => &["mean_snr"],
             LinkModel::Trace(_) | LinkModel::Cell(_) => &[],
         }
@@ -595,6 +597,7 @@ impl LinkModel {
     pub fn delay(&self) -> Duration {
         match self {
             LinkModel::Pipe(p) => p.delay.0,
+            LinkModel::Gprs(g) => g.delay.0,
             LinkModel::Trace(t) => t.delay.0,
             LinkModel::Ofdm4g(o) => o.arq_delay.0,
             LinkModel::Cell(_) => Duration::ZERO,
@@ -607,6 +610,29 @@ impl LinkModel {
         match self {
             LinkModel::Pipe(pipe) => {
                 pipe.validate(min_packet).map_err(|(key, m)| (p(&[base, &["pipe", key]].concat()), m))?;
+            }
+            LinkModel::Gprs(g) => {
+                let at = |k: &str| p(&[base, &["gprs", k]].concat());
+                count(at("timeslots"), g.timeslots, 1, 8, "timeslots")?;
+                let block = g.coding_scheme.block_bytes();
+                if let Granularity::Size(size) = g.granularity {
+                    if size.0 == 0 || size.0 % block != 0 {
+                        let cs = g.coding_scheme;
+                        return Err((at("granularity"), format!("{size} is not a whole number of {cs} RLC blocks ({block} B each): expected a multiple of {block} B, or \"ip\", \"llc\", \"rlc\"")));
+                    }
+                }
+                if !(1..=MAX_UNIT_BYTES).contains(&g.llc_frame.0) {
+                    return Err((at("llc_frame"), format!("{}: expected 1 B to {MAX_UNIT_BYTES} B", g.llc_frame)));
+                }
+                // What is left to check is the pipe's (the rate follows from the timeslots).
+                g.pipe().validate(min_packet).map_err(|(key, m)| {
+                    let key = match key {
+                        "rate" => "timeslots",
+                        "unit" => "granularity",
+                        k => k,
+                    };
+                    (at(key), m)
+                })?;
             }
             LinkModel::Trace(t) => {
                 let at = |k: &str| p(&[base, &["trace", k]].concat());

@@ -445,3 +445,39 @@ fn live_changes_get_the_timed_changes_checks_against_the_links_down_now() {
     assert_eq!(s.validate_live_change(&up, &[]).unwrap_err().1, "link \"uplink\" is already up then");
     assert_eq!(s.find_flow(&FlowRef::Index(2)).unwrap_err(), "flow 2 does not exist: the scenario has 1 ([[flow]] tables count from 0)");
 }
+
+#[test]
+fn a_gprs_link_is_a_pipe_at_its_rlc_data_rate_in_its_granularity() {
+    let gprs = |extra: &str| {
+        let s = Scenario::from_toml(&format!("[downlink.gprs]\n{extra}\n[[flow]]\n"), "g.toml").unwrap();
+        let Some(LinkModel::Gprs(g)) = s.downlink else { panic!() };
+        g.pipe()
+    };
+    // CS-2: 30 B of RLC data per 20-ms block per timeslot; 4 timeslots by default.
+    let ip = gprs("");
+    assert_eq!((ip.rate.unwrap().0, ip.unit), (48_000, None));
+    assert_eq!((ip.delay.0, ip.queue), (Duration::from_millis(300), QueueLimit::Packets(30)));
+    assert_eq!(gprs("granularity = \"rlc\"").unit.unwrap().0, 30);
+    // A 200-B LLC frame takes 7 whole CS-2 blocks.
+    assert_eq!(gprs("granularity = \"llc\"").unit.unwrap().0, 210);
+    assert_eq!(gprs("granularity = \"llc\"\nllc_frame = \"100 B\"\ncoding_scheme = \"CS-4\"").unit.unwrap().0, 100);
+    let cs1 = gprs("coding_scheme = \"CS-1\"\ntimeslots = 1\ngranularity = \"60 B\"");
+    assert_eq!((cs1.rate.unwrap().0, cs1.unit.unwrap().0), (8_000, 60));
+    assert_eq!(gprs("coding_scheme = \"CS-4\"\ntimeslots = 8").rate.unwrap().0, 160_000);
+}
+
+#[test]
+fn gprs_refusals_name_the_key() {
+    for (extra, line, column, what) in [
+        ("coding_scheme = \"CS-5\"", 2, 17, "unknown variant `CS-5`"),
+        ("timeslots = 9", 2, 13, "expected 1 to 8"),
+        ("timeslots = 0", 2, 13, "expected 1 to 8"),
+        ("granularity = \"100 B\"", 2, 15, "100 B is not a whole number of CS-2 RLC blocks (30 B each)"),
+        ("granularity = \"bit\"", 2, 15, "\"ip\", \"llc\", \"rlc\""),
+        ("granularity = \"llc\"\nllc_frame = \"0 B\"", 3, 13, "expected 1 B to"),
+    ] {
+        let e = err(&format!("[downlink.gprs]\n{extra}\n[[flow]]\n"));
+        assert_eq!((e.line, e.column), (Some(line), Some(column)), "{extra}: {e}");
+        assert!(e.message.contains(what), "{extra}: {e}");
+    }
+}

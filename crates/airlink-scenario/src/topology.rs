@@ -137,7 +137,7 @@ impl Scenario {
             if models != 1 {
                 return Err((
                     key(&["link", name]),
-                    format!("{models} models: expected exactly one of [link.{name}.pipe], [link.{name}.trace], [link.{name}.ofdm4g], [link.{name}.cell]"),
+                    format!("{models} models: expected exactly one of [link.{name}.pipe], [link.{name}.gprs], [link.{name}.trace], [link.{name}.ofdm4g], [link.{name}.cell]"),
                 ));
             }
             let model = l.model();

@@ -14,7 +14,7 @@ that means for emulating slow wireless links (GSM data, HSCSD, GPRS) at a given 
 - Slow links: GSM data, HSCSD and GPRS (``scenarios/seawind/``, rates and framing from the
   ETSI/3GPP figures, assumptions marked there), TCP over each in simulation.
 - Granularity (§3.2): the GPRS link delivered in whole IP packets, LLC frames or RLC blocks
-  (``pipe.unit``), TCP over it in simulation and emulation, and what the emulator's datapath
+  (the ``gprs`` model's ``granularity``), TCP over it in simulation and emulation, and what the emulator's datapath
   achieves at each granularity (lateness, achieved against requested rate).
 """
 
@@ -84,9 +84,9 @@ def gprs_rates(coding: str, timeslots: int) -> tuple[float, float]:
 
 
 def gprs_unit(coding: str, granularity: str) -> int | None:
-    """The unit of delivery (bytes) of a GPRS link at a granularity: None (whole IP packets), the
-    coding scheme's RLC data block, or the whole number of RLC blocks nearest the study's 200-B
-    LLC frame (a unit must be made of whole radio blocks).
+    """The unit of delivery (bytes) of a GPRS link at a granularity, as the ``gprs`` model makes
+    it: None (whole IP packets), the coding scheme's RLC data block, or the whole RLC blocks that
+    carry the study's 200-B LLC frame (a unit is made of whole radio blocks).
 
     >>> [gprs_unit("CS-2", g) for g in GRANULARITIES]
     [None, 210, 30]
@@ -99,12 +99,12 @@ def gprs_unit(coding: str, granularity: str) -> int | None:
     if granularity == "rlc":
         return block
     if granularity == "llc":
-        return max(1, round(STUDY_UNITS["llc"] / block)) * block
+        return math.ceil(STUDY_UNITS["llc"] / block) * block
     raise ValueError(f"unknown granularity {granularity!r}: expected one of {', '.join(GRANULARITIES)}")
 
 
-def unit_overrides(unit: int | None) -> list[str]:
-    return [f"downlink.pipe.unit={unit} B"] if unit else []
+def granularity_overrides(granularity: str) -> list[str]:
+    return [f"downlink.gprs.granularity={granularity}"]
 
 
 def unit_delay_s(size_bytes: int, rate_bps: float) -> float:
@@ -231,7 +231,7 @@ def _granularity_sim(seed: int, overrides: Sequence[str]) -> list[dict[str, Any]
     rows = []
     for g in GRANULARITIES:
         unit = gprs_unit(GPRS_CS, g)
-        r = runner.run(_scenario("gprs"), seed=seed, overrides=[*unit_overrides(unit), *overrides])
+        r = runner.run(_scenario("gprs"), seed=seed, overrides=[*granularity_overrides(g), *overrides])
         f = r.summary["flows"][0]
         link = next(x for x in r.summary["links"] if x["name"] == "downlink")
         rows.append({"granularity": g, "unit_bytes": unit, "mode": "simulation", "goodput_bps": f["goodput_bps"],
@@ -246,7 +246,7 @@ def _granularity_emu(folder: Path, seed: int, overrides: Sequence[str]) -> list[
     rows = []
     for g in GRANULARITIES:
         unit = gprs_unit(GPRS_CS, g)
-        e = emulate(_scenario("gprs"), seed=seed, overrides=[*unit_overrides(unit), *overrides], out=folder / f"tcp-{g}")
+        e = emulate(_scenario("gprs"), seed=seed, overrides=[*granularity_overrides(g), *overrides], out=folder / f"tcp-{g}")
         f, dp = e.summary["flows"][0], e.summary["datapath"]
         rows.append({"granularity": g, "unit_bytes": unit, "mode": "emulation", "goodput_bps": f["goodput_bps"],
                      "end_s": f["end_s"], "retransmissions": f["retransmissions"], "timeouts": f["timeouts"],

@@ -1,6 +1,7 @@
 """WIPEMU [S1]: Alfredsson, Brunstrom, Sternad, "Transport protocol performance over 4G links:
 emulation methodology and results". Reproduces Table II (validation against theory) and
-Figs. 4-7 (TCP throughput and retransmissions against the link ARQ limit).
+Figs. 4-7 (TCP throughput and retransmissions against the link ARQ limit), and the claims under
+the readings the study leaves open (its shadowing, its 8-QAM, the switching levels' refresh).
 
 The grid, the curves, the figures and the study's claims are plain data at the top of this
 module; the functions below only run the grid and compute from it. Every run's seed comes from
@@ -25,7 +26,7 @@ from airlink.studies.reproduction import Run, run_part, runs_of, store_of
 NAME = "wipemu"
 TITLE = "Transport protocol performance over 4G links (WIPEMU)"
 CITATION = "S. Alfredsson, A. Brunstrom, M. Sternad: Transport Protocol Performance over 4G Links: Emulation Methodology and Results"
-PARTS = ("table2", "fig4", "fig5", "fig6", "fig7")
+PARTS = ("table2", "fig4", "fig5", "fig6", "fig7", "readings")
 
 # ---------------------------------------------------------------------------------------------
 # The grid (Table I and Section III of the study)
@@ -113,6 +114,35 @@ FIGURES: dict[str, Figure] = {
 }
 
 
+
+@dataclass(frozen=True)
+class Reading:
+    """One reading of what the study leaves open: overrides of ``FIGURE_SCENARIO`` on every curve."""
+
+    key: str
+    text: str
+    overrides: tuple[str, ...]
+
+
+#: The shipped scenario follows the study's text: shadowing σ = 4 dB ("the standard deviation,
+#: σ, was set to 4 dB"), the compact 8-point 8-QAM (spec A.3 generic), switching levels of the
+#: local mean SNR (spec A.6(b)). The other readings are run on a smaller grid beside it.
+READINGS: dict[str, Reading] = {
+    r.key: r
+    for r in (
+        Reading("text", "as shipped: shadowing σ = 4 dB (the text), compact 8-QAM, levels of the local mean", ()),
+        Reading("sigma-2db", "shadowing σ = 2 dB (Table I's \"variance 4 dB\")",
+                ("downlink.ofdm4g.channel.shadowing_sigma=2 dB",)),
+        Reading("rect-8qam", "rectangular 4×2 8-QAM (1.09 dB worse than the compact one)",
+                ("downlink.ofdm4g.odd_k_model=rect",)),
+        Reading("one-table", "switching levels of the configured 16 dB only, whatever the shadowing",
+                ("downlink.ofdm4g.switching_refresh=false",)),
+    )
+}
+READING_CURVES = ("bpsk", "4qam", "8qam", "adaptive-perfect", "adaptive-nmse0.1")
+READING_LIMITS = (3, 4, 10, 30)
+READING_SEEDS = 10  # per point: the readings are a sensitivity check, not the figures
+
 # ---------------------------------------------------------------------------------------------
 # The study's claims, each with the criterion it is checked by (thresholds below)
 # ---------------------------------------------------------------------------------------------
@@ -146,9 +176,11 @@ CLAIMS: tuple[Claim, ...] = (
         "8-QAM's mean throughput is below BPSK's at the smallest ARQ limit.", ("8qam", "bpsk"),
     ),
     Claim(
-        "adaptive-above-fixed", "Adaptive modulation uses the channel better than the best fixed modulation (Fig. 5).",
-        "Both adaptive curves (perfect, NMSE 0.1) are above every fixed modulation at every ARQ limit.",
-        ("adaptive-perfect", "adaptive-nmse0.1", "bpsk", "4qam", "8qam"),
+        "adaptive-above-fixed", "Adaptive modulation uses the channel better than the best fixed modulation, "
+        "4-QAM, the reference curve of Fig. 5.",
+        "Both adaptive curves (perfect, NMSE 0.1) are above 4-QAM at every ARQ limit, as the study compares them "
+        "(its Fig. 5 shows 4-QAM only); where BPSK is higher it is said, but not judged.",
+        ("adaptive-perfect", "adaptive-nmse0.1", "4qam"),
     ),
     Claim(
         "perfect-above-nmse", "Prediction errors (NMSE 0.1) degrade the throughput of perfect prediction (Figs. 5, 7).",
@@ -221,8 +253,13 @@ def _claim_8qam_collapses(points: Points, limits: Sequence[int]) -> Verdict:
 
 
 def _claim_adaptive_above_fixed(points: Points, limits: Sequence[int]) -> Verdict:
-    verdicts = [_above_everywhere(points, limits, c, ("bpsk", "4qam", "8qam")) for c in ("adaptive-perfect", "adaptive-nmse0.1")]
-    return all(v for v, _ in verdicts), "; ".join(d for _, d in verdicts)
+    adaptive = ("adaptive-perfect", "adaptive-nmse0.1")
+    verdicts = [_above_everywhere(points, limits, c, ("4qam",)) for c in adaptive]
+    details = [d for _, d in verdicts]
+    if ("bpsk", min(limits)) in points:
+        below = [f"{c} at limit {x}" for c in adaptive for x in limits if _mean(points, c, x) <= _mean(points, "bpsk", x)]
+        details.append("BPSK is higher than " + ", ".join(below) if below else "both are also above BPSK everywhere")
+    return all(v for v, _ in verdicts), "; ".join(details)
 
 
 def _claim_perfect_above_nmse(points: Points, limits: Sequence[int]) -> Verdict:
@@ -450,6 +487,27 @@ def figure_points(exp: Experiment, records: Mapping[tuple[int, int], Mapping[str
     return points
 
 
+def readings_experiment(scenarios: Path, limits: Sequence[int], seeds: int, extra: Sequence[str]) -> Experiment:
+    """Every reading × the Fig. 4-5 curves × ARQ ``limits``, seeds 1..``seeds``."""
+    points = [((("reading", r.key), ("curve", c), ("arq_limit", x)), (*r.overrides, *CURVES[c].overrides, f"{ARQ_KEY}={x}", *extra))
+              for r in READINGS.values() for c in READING_CURVES for x in limits]
+    return build_experiment("wipemu-readings", f"airlink reproduce wipemu: the study's open readings, {FIGURE_SCENARIO} "
+                            "per reading, curve and ARQ limit", scenarios / FIGURE_SCENARIO, points, range(1, seeds + 1),
+                            metrics=("flows.0.goodput_bps", "flows.0.retransmission_pct"))
+
+
+def reading_points(exp: Experiment, records: Mapping[tuple[int, int], Mapping[str, Any]]
+                   ) -> dict[str, dict[tuple[str, int], dict[str, Any]]]:
+    """Per reading, its figure points (as ``figure_points``)."""
+    reps = range(exp.repetitions.count)
+    out: dict[str, dict[tuple[str, int], dict[str, Any]]] = {r: {} for r in READINGS}
+    for c in exp.configs:
+        params = dict(c.params)
+        curve, limit = params["curve"], params["arq_limit"]
+        out[params["reading"]][(curve, limit)] = figure_point(curve, limit, [records[c.index, r]["summary"] for r in reps])
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # The whole reproduction
 # ---------------------------------------------------------------------------------------------
@@ -468,6 +526,8 @@ class Reproduction:
     points: dict[tuple[str, int], dict[str, Any]]
     figures: tuple[str, ...]
     claims: list[dict[str, str]]
+    #: Per reading: its points and the claims checked on them ("readings" part).
+    readings: dict[str, dict[str, Any]]
     runs: list[Run]
     stores: dict[str, Path]  # each part's result store
 
@@ -475,17 +535,48 @@ class Reproduction:
         f = FIGURES[figure]
         return [{"figure": figure, **self.points[(c, x)]} for c in f.curves for x in self.arq_limits]
 
+    def reading_findings(self) -> list[str]:
+        """For each claim that a reading moves: its status as shipped and under each other reading."""
+        rows = {r["reading"]: r for r in self.reading_rows()}
+        if "text" not in rows:
+            return []
+        findings = []
+        for claim in CLAIMS:
+            shipped = rows["text"].get(claim.key)
+            moved = [f"{r['text']}: {r[claim.key]}" for k, r in rows.items() if k != "text" and r.get(claim.key) != shipped]
+            if moved and shipped in ("PASS", "FAIL"):
+                findings.append(f"{claim.key} is {shipped} as shipped; " + "; ".join(moved) + ".")
+        return findings
+
     def to_json(self, only: str | None = None) -> Any:
         """Everything computed, or the part ``only`` alone."""
         if only == "table2":
             return [{k: row[k] for k in TABLE2_KEYS} for row in self.table2 or []]
         if only in FIGURES:
             return self.figure_rows(only)
+        if only == "readings":
+            return self.reading_rows()
         return {
             "table2": [{k: row[k] for k in TABLE2_KEYS} for row in self.table2 or []],
             **{f: self.figure_rows(f) for f in self.figures},
             "claims": self.claims,
+            "readings": self.reading_rows(),
         }
+
+    def reading_rows(self) -> list[dict[str, Any]]:
+        """One row per reading: each claim's status, and the numbers the disputed ones turn on."""
+        rows = []
+        for key, r in self.readings.items():
+            pts, lo, hi = r["points"], min(r["limits"]), max(r["limits"])
+            bpsk = [_mean(pts, "bpsk", x) for x in r["limits"]]
+            row: dict[str, Any] = {"reading": key, "text": READINGS[key].text, "low_limit": lo, "high_limit": hi,
+                                   "bpsk_spread_pct": 100 * (max(bpsk) - min(bpsk)) / max(bpsk)}
+            for curve in READING_CURVES:
+                row[f"{curve}_at_low_kbps"] = _mean(pts, curve, lo)
+                row[f"{curve}_at_high_kbps"] = _mean(pts, curve, hi)
+            row.update({c["claim"]: c["status"] for c in r["claims"]})
+            rows.append(row)
+        return rows
 
     def deviations(self) -> list[str]:
         """Where this reproduction's grid differs from the study's."""
@@ -528,7 +619,7 @@ def reproduce(
     curves = list(dict.fromkeys(c for f in figures for c in FIGURES[f].curves))
     rep = Reproduction(parts=tuple(p for p in PARTS if p in parts), seeds=seeds, arq_limits=limits,
                        extra_overrides=extra, table2=None, table2_runs=[], points={}, figures=figures, claims=[],
-                       runs=[], stores={})
+                       readings={}, runs=[], stores={})
     if "table2" in parts:
         exp = table2_experiment(scenarios, extra)
         rep.stores["table2"] = store_of(out, "table2")
@@ -542,4 +633,13 @@ def reproduce(
         rep.runs += runs_of(exp, records)
         rep.points = figure_points(exp, records)
         rep.claims = check_claims(rep.points, limits)
+    if "readings" in parts:
+        # The readings' limits, within a reduced grid's.
+        reading_limits = tuple(x for x in READING_LIMITS if x in limits) or limits
+        exp = readings_experiment(scenarios, reading_limits, min(seeds, READING_SEEDS), extra)
+        rep.stores["readings"] = store_of(out, "readings")
+        records = run_part(exp, rep.stores["readings"], jobs=jobs, progress=progress)
+        rep.runs += runs_of(exp, records)
+        rep.readings = {key: {"points": pts, "limits": reading_limits, "claims": check_claims(pts, reading_limits)}
+                        for key, pts in reading_points(exp, records).items()}
     return rep
