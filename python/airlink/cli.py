@@ -6,6 +6,7 @@ Exit codes: 0 success; 1 a refused or failed action (results folder exists, a fi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import sys
@@ -380,11 +381,12 @@ def _quote(arg: str) -> str:
 @click.option("--server-delay", type=click.FloatRange(0), default=0.5, show_default=True,
               help="Seconds between starting the server and the client.")
 @click.option("--no-rt", is_flag=True, help="Do not try SCHED_FIFO/mlockall for the datapath.")
+@click.option("--live", is_flag=True, help="Show links and flows once a second while the run goes on (as `airlink top`).")
 @json_option
 @_emulation_errors
 def emulate(scenario: Path, server_cmd: str | None, client_cmd: str | None, seed: int | None,
             overrides: tuple[str, ...], out: Path | None, force: bool, snaplen: int, timeout: float | None,
-            server_delay: float, no_rt: bool, as_json: bool) -> None:
+            server_delay: float, no_rt: bool, live: bool, as_json: bool) -> None:
     """Run SCENARIO's emulated link in real time and write a results folder.
 
     With --client (and --server), one command runs on each side, e.g. iperf3 with the kernel's
@@ -395,6 +397,8 @@ def emulate(scenario: Path, server_cmd: str | None, client_cmd: str | None, seed
     The folder holds manifest.json (resolved scenario, kernel, sysctls), summary.json (link
     counters, datapath timing, commands or per-flow counters), Parquet series, client.pcap and
     server.pcap (application side, headers only) and the commands' stdout/stderr.
+
+    While it runs, `airlink ctl OUT ...` changes it and `airlink top OUT` shows it.
     """
     from airlink import emulate as emulation
 
@@ -405,12 +409,22 @@ def emulate(scenario: Path, server_cmd: str | None, client_cmd: str | None, seed
         _guard_force(out, force)
     command = click.get_current_context().meta.get("airlink.argv", sys.argv)
     out = out or emulation.default_out(scenario)
+    view = None
+    if live:
+        from rich.live import Live
+
+        from airlink.liveview import LiveView
+
+        view = LiveView()
+        display = Live(view.render(), console=_live_console(), auto_refresh=False)
     try:
-        result = emulation.emulate(
-            scenario, client=client_cmd, server=server_cmd, out=out, seed=seed, overrides=overrides, force=force,
-            snaplen=snaplen, realtime=not no_rt, timeout=timeout, server_delay=server_delay, command=command,
-            progress=not as_json and sys.stderr.isatty(),
-        )
+        with display if view is not None else contextlib.nullcontext():
+            result = emulation.emulate(
+                scenario, client=client_cmd, server=server_cmd, out=out, seed=seed, overrides=overrides, force=force,
+                snaplen=snaplen, realtime=not no_rt, timeout=timeout, server_delay=server_delay, command=command,
+                progress=not as_json and not live and sys.stderr.isatty(),
+                live=None if view is None else lambda st: (view.update(st), display.update(view.render(), refresh=True)),
+            )
     except (KeyboardInterrupt, SystemExit) as e:
         # An interrupted emulation keeps what it measured until then, marked incomplete.
         code = EXIT_INTERRUPTED if isinstance(e, KeyboardInterrupt) else e.code
@@ -483,6 +497,134 @@ def gateway(scenario: Path | None, client_side: str | None, server_side: str | N
     else:
         click.echo(_emulation_text(result.summary, result.manifest["resolved_scenario"]))
         click.echo(f"results: {result.path}")
+
+
+def _live_console() -> Any:
+    """The live view's terminal: stderr, so stdout keeps the run's text or JSON."""
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+_CTL_EPILOG = """\b
+Examples:
+  airlink ctl results/emu set downlink rate='2 Mbit/s' loss='1 %'
+  airlink ctl results/emu down ap1-down --packets kept
+  airlink ctl results/emu up ap1-down
+  airlink ctl results/emu handoff phone --path wan-down,ap2-down --return-path ap2-up,wan-up
+  airlink ctl results/emu start 1
+  airlink ctl results/emu state --json
+"""
+
+
+@cli.command(epilog=_CTL_EPILOG)
+@click.argument("run", type=click.Path(path_type=Path))
+@click.argument("op", type=click.Choice(["set", "down", "up", "handoff", "start", "stop", "state"]))
+@click.argument("args", nargs=-1)
+@click.option("--packets", type=click.Choice(["lost", "kept"]), help="down: what becomes of the link's packets (default lost).")
+@click.option("--path", "path_", metavar="LINK,LINK", help="handoff: the flow's new links from server to client.")
+@click.option("--return-path", metavar="LINK,LINK", help="handoff: the flow's new links from client to server.")
+@json_option
+def ctl(run: Path, op: str, args: tuple[str, ...], packets: str | None, path_: str | None, return_path: str | None,
+        as_json: bool) -> None:
+    """Change a running emulation, or read its state.
+
+    RUN is the results folder (--out) of a running `airlink emulate`. Every change a
+    scenario's [[change]] can make applies now and is recorded in events.parquet marked live:
+    `set LINK KEY=VALUE...` (rate, delay, queue, loss, bit_error_rate, mean_snr, with units),
+    `down LINK`, `up LINK`, `handoff FLOW --path ... --return-path ...`; `start FLOW` and
+    `stop FLOW` for airlink's own TCP flows; `state` reads links and flows. A refused request
+    changes nothing (exit code 1); the run goes on.
+    """
+    from airlink.control import Control, ControlError
+
+    def need(n: int, what: str) -> None:
+        if len(args) != n:
+            raise click.UsageError(f"`ctl RUN {op}` takes {what}")
+
+    try:
+        with Control(run) as c:
+            if op == "set":
+                if not args or any("=" not in a for a in args[1:]) or len(args) < 2:
+                    raise click.UsageError("`ctl RUN set` takes a link and KEY=VALUE pairs, e.g. set downlink rate='2 Mbit/s'")
+                values = dict(a.split("=", 1) for a in args[1:])
+                answer = c.request({"op": "set", "link": args[0], "set": {k: _ctl_value(v) for k, v in values.items()}})
+            elif op in ("down", "up"):
+                need(1, "one link")
+                req: dict[str, Any] = {"op": op, "link": args[0]}
+                if packets is not None:
+                    req["packets"] = packets
+                answer = c.request(req)
+            elif op == "handoff":
+                need(1, "one flow (its name or index) and --path and/or --return-path")
+                req = {"op": op, "flow": _flow_ref(args[0])}
+                for key, value in (("path", path_), ("return_path", return_path)):
+                    if value is not None:
+                        req[key] = [x for x in value.split(",") if x]
+                answer = c.request(req)
+            elif op in ("start", "stop"):
+                need(1, "one flow (its name or index)")
+                answer = c.request({"op": op, "flow": _flow_ref(args[0])})
+            else:
+                need(0, "nothing more")
+                answer = c.state()
+    except ControlError as e:
+        raise click.ClickException(str(e)) from None
+    if as_json:
+        click.echo(json.dumps(answer, indent=2))
+    elif op == "state":
+        from rich.console import Console
+
+        from airlink.liveview import LiveView
+
+        view = LiveView()
+        view.update(answer)
+        Console().print(view.render())
+    else:
+        click.echo(f"{op}: applied at {answer['time_s']:.3f} s")
+
+
+def _ctl_value(v: str) -> Any:
+    """A value as a scenario writes it: a number stays a number, anything else a string."""
+    try:
+        return json.loads(v)
+    except ValueError:
+        return v
+
+
+def _flow_ref(v: str) -> str | int:
+    return int(v) if v.isdigit() else v
+
+
+@cli.command()
+@click.argument("run", type=click.Path(path_type=Path))
+@click.option("--interval", type=click.FloatRange(0.2), default=1.0, show_default=True, help="Seconds between readings.")
+def top(run: Path, interval: float) -> None:
+    """Show a running emulation once a second: per link throughput, queue, drops by cause and
+    model state, per flow goodput and cwnd or rate, with a sparkline of the last minute.
+
+    RUN is the results folder (--out) of a running `airlink emulate`; ends with the run or Ctrl-C.
+    """
+    import time
+
+    from rich.live import Live
+
+    from airlink.control import Control, ControlError
+    from airlink.liveview import LiveView
+
+    view = LiveView()
+    try:
+        with Control(run) as c, Live(view.render(), auto_refresh=False) as display:
+            while True:
+                view.update(c.state())
+                display.update(view.render(), refresh=True)
+                time.sleep(interval)
+    except ControlError as e:
+        if view.state is None:
+            raise click.ClickException(str(e)) from None
+        click.echo(f"airlink: {e}", err=True)
+    except KeyboardInterrupt:
+        pass
 
 
 def _emulation_text(summary: dict[str, Any], resolved_scenario: str | None = None) -> str:

@@ -21,6 +21,9 @@ commands finished normally)::
                       own TCP and DCCP appear as real TCP and DCCP packets
     server.pcap       packets at the server's application side
     client.stdout, client.stderr, server.stdout, server.stderr
+
+While it runs, the folder being written holds ``control.sock``: ``airlink ctl`` and ``airlink
+top`` (:mod:`airlink.control`) change the run and read its state through it.
 """
 
 from __future__ import annotations
@@ -47,6 +50,10 @@ ScenarioPath = str | os.PathLike[str]
 
 #: Seconds between two drains of the time series while commands run.
 DRAIN_INTERVAL_S = 0.5
+#: Seconds between two state reads for a live view.
+LIVE_INTERVAL_S = 1.0
+#: The control socket in the folder a run writes.
+CONTROL_SOCKET = "control.sock"
 
 
 #: Emulation could not start or run (privileges, namespaces, TUN devices, output files).
@@ -156,6 +163,7 @@ def emulate(
     command: Sequence[str] | None = None,
     progress: bool = False,
     max_in_flight_bytes: int | None = None,
+    live: Callable[[dict[str, Any]], None] | None = None,
 ) -> EmulationResult:
     """Runs ``server`` in the server namespace, then ``client`` in the client namespace.
 
@@ -174,6 +182,10 @@ def emulate(
     (default 256 MiB); packets beyond are dropped on arrival and counted in the summary's
     ``drops``, with every other drop the scenario did not ask for (the kernels' at the TUN
     devices, records the writer lost). ``warnings`` lists each kind that happened.
+
+    ``live`` is called about once a second with the run's state (what ``airlink ctl RUN state``
+    reads: links and flows), e.g. to draw a live view. The run listens for live control on
+    ``control.sock`` in the folder it writes whatever ``live`` is.
     """
     if client is None and server is not None:
         raise ValueError("a server command needs a client command (with neither, the scenario's flows run "
@@ -183,6 +195,11 @@ def emulate(
         emu, source = _start(scenario, seed=seed, overrides=overrides, pcap_dir=tmp, snaplen=snaplen, realtime=realtime,
                              max_in_flight_bytes=max_in_flight_bytes)
         sink = ParquetSink(tmp)
+        control_warnings = []
+        try:
+            emu.listen(str(tmp / CONTROL_SOCKET))
+        except EmulationError as e:
+            control_warnings.append(f"live control is unavailable: {e}")
         commands: list[dict[str, Any]] = []
         interrupted: str | None = None
         timed_out = False
@@ -191,7 +208,18 @@ def emulate(
         bar = tqdm(total=round(emu.stop_s) if client is None else None, unit="s", desc=emu.name, file=sys.stderr,
                    disable=not progress, bar_format="{desc}: {n:.0f}/{total_fmt} s {bar}" if client is None else None)
 
-        tick = _ticker(bar, started)
+        show_progress = _ticker(bar, started)
+        next_view = started
+
+        def tick() -> None:
+            nonlocal next_view
+            show_progress()
+            now = time.monotonic()
+            if live is not None and now >= next_view:
+                next_view = now + LIVE_INTERVAL_S
+                answer = json.loads(emu.control('{"op": "state"}'))
+                if answer.get("ok"):
+                    live(answer)
 
         try:
             hs = None
@@ -228,11 +256,13 @@ def emulate(
             if not cmd:
                 for stream in ("stdout", "stderr"):
                     (tmp / f"{side}.{stream}").write_text("", encoding="utf-8")
+        (tmp / CONTROL_SOCKET).unlink(missing_ok=True)  # the run removed it, unless stopping failed
         if client is None:
             finished = bool(summary.get("stack", {}).get("completed"))
         else:
             finished = any(c["side"] == "client" and c["exit_code"] == 0 for c in commands)
         completed = finished and not timed_out and interrupted is None
+        summary["warnings"] = summary.get("warnings", []) + control_warnings
         summary.update(completed=completed, interrupted=interrupted, timed_out=timed_out,
                        duration_s=time.monotonic() - started, commands=commands)
         manifest = make_manifest(
@@ -270,8 +300,9 @@ def gateway(
 ) -> EmulationResult:
     """Forwards between the interfaces ``client_side`` and ``server_side`` through the
     scenario's links (the server side's traffic takes the downlink) for ``duration`` seconds,
-    or until Ctrl-C or SIGTERM, the normal ways to stop it (the summary's ``stopped_by``); writes
-    the same files as :func:`emulate` (pcaps, time series, events, summary, manifest). See
+    or until Ctrl-C or SIGTERM, the normal ways to stop it (the summary's ``stopped_by``); takes
+    live control (``airlink ctl``) as :func:`emulate` does and writes the same files (pcaps,
+    time series, events, summary, manifest). See
     ``airlink_emu::gateway`` for what it needs and restores."""
     out = Path(out) if out is not None else default_out(scenario)
     source = os.fspath(scenario)
@@ -280,6 +311,11 @@ def gateway(
         emu = _core.Emulation(text, source, seed, list(overrides), str(tmp), snaplen, realtime,
                               gateway=(client_side, server_side))
         sink = ParquetSink(tmp)
+        control_warnings = []
+        try:
+            emu.listen(str(tmp / CONTROL_SOCKET))
+        except EmulationError as e:
+            control_warnings.append(f"live control is unavailable: {e}")
         stopped_by = "duration"
         started = time.monotonic()
         deadline = None if duration is None else started + duration
@@ -297,7 +333,9 @@ def gateway(
         finally:
             bar.close()
             summary = _stop(emu, sink)
+        (tmp / CONTROL_SOCKET).unlink(missing_ok=True)
         summary.update(completed=True, stopped_by=stopped_by, duration_s=time.monotonic() - started, commands=[])
+        summary["warnings"] = summary.get("warnings", []) + control_warnings
         manifest = make_manifest(
             version=version(), scenario_name=emu.name, source=source, seed=emu.seed, overrides=overrides,
             resolved_scenario=emu.resolved_scenario(), completed=True, command=None,

@@ -25,11 +25,12 @@
 //! it crosses the path's links hop by hop, as in simulation. Things due at the same instant follow the network's event order
 //! ([`airlink_net::order`]): arrivals at a link before link timers, then samples; ties by link.
 
+use crate::control::{DatapathRequest, DatapathState, FlowTraffic, Inbox, LinkDrops, LinkState, Radio};
 use crate::packet::{EmuPacket, Malformed, ETHERNET_HEADER};
 use crate::timing::{monotonic_ns, spin_until, thread_cpu_ns};
 use crate::writer::{Record, Side};
 use airlink_engine::{Duration, Instant};
-use airlink_link::LinkEvent;
+use airlink_link::{LinkChange, LinkEvent};
 use airlink_net::build::BuiltLink;
 use airlink_net::{order, FlowPath, LinkId, NetChange, Outages, TimedChange};
 use airlink_link::Packet;
@@ -232,6 +233,10 @@ struct Datapath {
     changes: Vec<TimedChange>,
     next_change: usize,
     outages: Outages<EmuPacket, EmuPacket>,
+    /// Live control: requests waiting, each link's parameters now, each flow's traffic.
+    control: Inbox<DatapathRequest>,
+    params: Vec<LinkChange>,
+    traffic: Vec<FlowTraffic>,
     pending: Vec<VecDeque<(Instant, EmuPacket)>>,
     client: OwnedFd,
     server: OwnedFd,
@@ -421,25 +426,44 @@ impl Datapath {
         let Some(pkt) = pkt else { return };
         let len = pkt.data.len() as u32;
         self.left(pkt.up, len);
-        self.send(Record::NetEvent { time_ns: at.as_nanos(), kind: "outage", link: self.links[i].name, flow: pkt.flow(), bytes: len });
+        self.send(Record::NetEvent { time_ns: at.as_nanos(), kind: "outage", link: self.links[i].name, flow: pkt.flow(), bytes: len, live: false });
     }
 
-    /// Applies the scenario's timed change `k`, due at `t`.
+    /// Applies the scenario's timed change `k`, due at `t`. One that finds its link in the
+    /// state it asks for (a live change came first) does nothing and is not recorded.
     fn apply_change(&mut self, k: usize, t: Instant) {
         let change = self.changes[k].change.clone();
+        if self.moot(&change).is_none() {
+            // Validated: the scenario names only what the model can change.
+            self.apply(change, t, false).expect("a change the model accepts");
+        }
+    }
+
+    /// Why a link change is moot now (the link is in that state already).
+    fn moot(&self, change: &NetChange) -> Option<String> {
+        let (link, down) = match change {
+            NetChange::Down { link, .. } => (*link, true),
+            NetChange::Up { link } => (*link, false),
+            _ => return None,
+        };
+        (self.outages.is_down(link) == down).then(|| format!("link \"{}\" is {} already", self.links[link as usize].name, if down { "down" } else { "up" }))
+    }
+
+    /// Applies a change at `t` and records it (`live`: made through the control socket).
+    fn apply(&mut self, change: NetChange, t: Instant, live: bool) -> Result<(), String> {
+        if let NetChange::Set { link, change } = &change {
+            let l = *link as usize;
+            self.links[l].link.change(t, change)?;
+            crate::control::merge(&mut self.params[l], change);
+        }
         let link = match &change {
             NetChange::Set { link, .. } | NetChange::Down { link, .. } | NetChange::Up { link } => Some(*link as usize),
             NetChange::Path { .. } => None,
         };
         let name = link.map_or("", |l| self.links[l].name);
-        self.send(Record::NetEvent { time_ns: t.as_nanos(), kind: change.kind(), link: name, flow: NO_FLOW, bytes: 0 });
+        self.send(Record::NetEvent { time_ns: t.as_nanos(), kind: change.kind(), link: name, flow: NO_FLOW, bytes: 0, live });
         match change {
-            NetChange::Set { link, change } => {
-                let l = link as usize;
-                // Validated: the scenario names only what the model can change.
-                self.links[l].link.change(t, &change).expect("a change the model accepts");
-                self.drain_link(l);
-            }
+            NetChange::Set { link, .. } => self.drain_link(link as usize),
             NetChange::Down { link, keep } => self.outages.take_down(link, keep),
             NetChange::Up { link } => {
                 let (leaving, arrived) = self.outages.bring_up(link);
@@ -461,6 +485,70 @@ impl Datapath {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Answers the control socket's requests (none waiting: nothing to do). Called after
+    /// everything due by `now` was handled, so a change applies at `now` in time order.
+    fn serve_requests(&mut self, now: Instant) {
+        while let Some(req) = self.control.next() {
+            self.did_work = true;
+            match req {
+                DatapathRequest::Apply { change, reply } => {
+                    let r = match self.moot(&change) {
+                        Some(why) => Err(why),
+                        None => self.apply(change, now, true).map(|()| now.as_nanos()),
+                    };
+                    let _ = reply.send(r);
+                }
+                DatapathRequest::State { reply } => {
+                    let _ = reply.send(self.state(now));
+                }
+            }
+        }
+    }
+
+    /// The links and flows now, for a state read.
+    fn state(&mut self, now: Instant) -> DatapathState {
+        let links = (0..self.links.len())
+            .map(|i| {
+                let sample = self.links[i].link.sample(now);
+                let l = &self.links[i];
+                let st = l.link.stats();
+                LinkState {
+                    name: l.name,
+                    model: l.model,
+                    up: !self.outages.is_down(i as LinkId),
+                    rate_bps: None,
+                    delay_s: None,
+                    queue_limit_packets: None,
+                    queue_limit_bytes: None,
+                    loss: None,
+                    bit_error_rate: None,
+                    mean_snr_db: None,
+                    packets_in: st.packets_in,
+                    packets_out: st.packets_out,
+                    bytes_out: st.bytes_out,
+                    queue_packets: sample.queue_packets,
+                    queue_bytes: sample.queue_bytes,
+                    drops: LinkDrops {
+                        queue: st.queue_drops,
+                        loss: st.loss_drops,
+                        outage: self.outages.drops(i as LinkId),
+                        corrupted: st.packets_corrupted,
+                        arq_gave_up: st.packets_given_up,
+                    },
+                    radio: sample.radio.map(|r| Radio {
+                        snr_db: r.snr_db,
+                        predicted_snr_db: r.predicted_snr_db,
+                        modulation_bits: r.modulation_bits,
+                        subband: r.subband,
+                    }),
+                }
+                .params(&self.params[i])
+            })
+            .collect();
+        DatapathState { time_s: now.as_nanos() as f64 * 1e-9, links, flows: self.traffic.clone(), wakeups: self.report.wakeups }
     }
 
     /// Writes a packet to the client (downlink) or server (uplink) TUN device.
@@ -495,6 +583,15 @@ impl Datapath {
         self.late_max_ns = self.late_max_ns.max(late);
         let rel = actual - self.origin;
         let len = pkt.data.len() as u32;
+        if let Some(t) = self.traffic.get_mut(pkt.flow as usize) {
+            if to_client {
+                t.down_packets += 1;
+                t.down_bytes += len as u64;
+            } else {
+                t.up_packets += 1;
+                t.up_bytes += len as u64;
+            }
+        }
         if to_client {
             self.report.downlink.record(due.as_nanos(), rel, len);
         } else {
@@ -655,6 +752,9 @@ pub struct DatapathParts {
     pub cfg: DatapathConfig,
     pub mtu: u32,
     pub framing: Framing,
+    /// Live control's requests, and each link's parameters as configured.
+    pub control: Inbox<DatapathRequest>,
+    pub params: Vec<LinkChange>,
 }
 
 pub(crate) fn new_fd(fd: libc::c_int, call: &str) -> std::io::Result<OwnedFd> {
@@ -674,7 +774,7 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
     let stop = StopHandle::new()?;
     let timerfd = new_fd(unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) }, "timerfd_create")?;
     let epfd = new_fd(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) }, "epoll_create1")?;
-    for (fd, tag) in [(parts.client.as_raw_fd(), 0u64), (parts.server.as_raw_fd(), 1), (timerfd.as_raw_fd(), 2), (stop.fd(), 3)] {
+    for (fd, tag) in [(parts.client.as_raw_fd(), 0u64), (parts.server.as_raw_fd(), 1), (timerfd.as_raw_fd(), 2), (stop.fd(), 3), (parts.control.fd(), 4)] {
         let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: tag };
         // SAFETY: valid descriptors and event.
         if unsafe { libc::epoll_ctl(epfd.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) } != 0 {
@@ -692,6 +792,7 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
         let mut guard = parts.cfg.guard_ns;
         let mut wake_late_ewma = parts.cfg.guard_ns as f64;
         let n = parts.links.len();
+        let flows = parts.paths.len();
         let mut carries_up = vec![false; n];
         for path in parts.paths.iter().chain([&parts.shared]) {
             for &l in &path.up {
@@ -707,6 +808,9 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
             changes: parts.changes,
             next_change: 0,
             outages: Outages::new(n),
+            control: parts.control,
+            params: parts.params,
+            traffic: vec![FlowTraffic::default(); flows],
             client: parts.client,
             server: parts.server,
             framing: parts.framing,
@@ -747,6 +851,7 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
             }
             let now = dp.now();
             dp.process_due(now);
+            dp.serve_requests(now);
             if after_wakeup && !dp.did_work {
                 dp.report.idle_wakeups += 1;
             }
@@ -815,6 +920,8 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
                     unsafe { libc::read(timerfd.as_raw_fd(), b.as_mut_ptr().cast(), 8) };
                     armed = None;
                     timer_fired = true;
+                } else if ev.u64 == 4 {
+                    dp.control.clear();
                 }
             }
             if timer_fired {

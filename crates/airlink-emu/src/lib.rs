@@ -18,6 +18,7 @@
 //! the scenario's flows as sender/receiver pairs over UDP sockets in the two namespaces, for
 //! the protocols this kernel lacks (DCCP, Veno, TCP-AFC).
 
+pub mod control;
 pub mod datapath;
 pub mod doctor;
 pub mod gateway;
@@ -32,7 +33,7 @@ pub mod wire;
 pub mod writer;
 
 use airlink_scenario::Scenario;
-use airlink_net::metrics::{Recorder, Table};
+use airlink_net::metrics::{Column, Recorder, Table};
 use airlink_net::{FlowSummary, LinkSummary, Network};
 use datapath::{DatapathConfig, DatapathParts, DatapathReport, LiveCounters, StopHandle};
 use ns::{Namespace, NsError, CLIENT_ADDR, SERVER_ADDR};
@@ -147,6 +148,11 @@ pub struct Emulation {
     finished: Option<EmulationSummary>,
     /// Process CPU time when the threads started (ns), for the summary's `cpu`.
     process_cpu0: u64,
+    /// Live control: what the socket's requests reach, and the socket once listening.
+    control: Arc<control::Shared>,
+    control_server: Option<control::ControlServer>,
+    /// Wall clock (ns since the epoch) of the emulation's instant zero.
+    origin_wall_ns: i128,
 }
 
 /// The client's and the server's pcap files, when asked for.
@@ -248,6 +254,8 @@ impl Emulation {
                 .spawn(move || writer::run(rx, record_bytes, pc, ps, series, origin, realtime_offset))
                 .map_err(|e| EmuError::Os(format!("cannot start the writer thread: {e}")))?
         };
+        let (control_mailbox, control_inbox) = control::mailbox().map_err(|e| EmuError::Os(e.to_string()))?;
+        let params = airlink_net::build::link_parameters(s).map_err(|e| EmuError::Build(e.0))?;
         let cfg = DatapathConfig {
             guard_ns: opts.guard_ns,
             sample_interval: s.sample_interval.0,
@@ -270,6 +278,8 @@ impl Emulation {
             cfg,
             mtu: sides.mtu,
             framing: sides.framing,
+            control: control_inbox,
+            params,
         };
         let (stop, run) = datapath::prepare(parts).map_err(|e| EmuError::Os(e.to_string()))?;
         let live = Arc::new(LiveCounters::default());
@@ -300,6 +310,9 @@ impl Emulation {
             host_changes: Vec::new(),
             finished: None,
             process_cpu0,
+            control: Arc::new(control::Shared::new(s.clone(), control_mailbox)),
+            control_server: None,
+            origin_wall_ns: origin as i128 + realtime_offset,
         })
     }
 
@@ -318,6 +331,23 @@ impl Emulation {
     /// Changes made outside the namespaces (reported in the manifest).
     pub fn host_changes(&self) -> &[String] {
         &self.host_changes
+    }
+
+    /// Listens for live control at `path` (a Unix socket; see [`control`]) until the run stops.
+    pub fn listen(&mut self, path: &std::path::Path) -> Result<(), EmuError> {
+        if self.control_server.is_some() {
+            return Err(EmuError::Os("the emulation listens for control already".into()));
+        }
+        if self.finished.is_some() {
+            return Err(EmuError::Os("the emulation has stopped".into()));
+        }
+        self.control_server = Some(control::ControlServer::start(path, self.control.clone()).map_err(EmuError::Os)?);
+        Ok(())
+    }
+
+    /// Answers one control request (a line of the socket's protocol) without the socket.
+    pub fn control(&self, request: &str) -> String {
+        control::handle(&self.control, request).to_string()
     }
 
     /// Wake-ups of the datapath so far (for idle measurements).
@@ -396,7 +426,10 @@ impl Emulation {
                 server: flow_socket(server, SERVER_ADDR, server_port, CLIENT_ADDR, client_port)?,
             });
         }
+        let (mailbox, inbox) = control::mailbox().map_err(|e| EmuError::Os(e.to_string()))?;
         let parts = stack::StackParts {
+            control: inbox,
+            marks: self.control.live_flow_events.clone(),
             flows,
             origin_mono_ns: self.origin,
             stop_at: airlink_engine::Instant::ZERO + self.scenario.stop.0,
@@ -410,6 +443,7 @@ impl Emulation {
             .spawn(run)
             .map_err(|e| EmuError::Os(format!("cannot start the transport thread: {e}")))?;
         self.stack = Some((handle, thread));
+        *self.control.stack.lock().unwrap_or_else(|p| p.into_inner()) = Some(mailbox);
         self.flow_ports = flow_ports;
         Ok(())
     }
@@ -420,7 +454,9 @@ impl Emulation {
     }
 
     /// The time series collected so far (`links`, `events`, and with [`Self::start_flows`]
-    /// `flows`, `intervals`, `rtt`), emptied.
+    /// `flows`, `intervals`, `rtt`), emptied. Emulation's `events` have two more columns than
+    /// simulation's: `live` (1: a change made through the control socket) and
+    /// `wall_time_ns` (the wall clock at the event's emulated instant, ns since the epoch).
     pub fn drain(&self) -> Vec<(&'static str, Table)> {
         let mut tables = self.series.lock().unwrap_or_else(|p| p.into_inner()).drain();
         // Also after `stop`: the last rows are drained then.
@@ -430,21 +466,52 @@ impl Emulation {
                 match name {
                     "flows" | "intervals" | "rtt" => tables.push((name, table)),
                     // The flows' starts and stops join the datapath's events.
-                    "events" => match tables.iter_mut().find(|(n, _)| *n == "events") {
-                        Some((_, events)) => events.append(table),
-                        None => tables.push((name, table)),
-                    },
+                    "events" => {
+                        let table = self.mark_live(table);
+                        match tables.iter_mut().find(|(n, _)| *n == "events") {
+                            Some((_, events)) => events.append(table),
+                            None => tables.push((name, table)),
+                        }
+                    }
                     _ => {}
                 }
             }
         }
+        for (name, table) in tables.iter_mut() {
+            if *name == "events" {
+                let wall = match table.columns.first() {
+                    Some(("time_ns", Column::U64(t))) => t.iter().map(|&t| (self.origin_wall_ns + t as i128).max(0) as u64).collect(),
+                    _ => Vec::new(),
+                };
+                table.columns.push(("wall_time_ns", Column::U64(wall)));
+            }
+        }
         tables
+    }
+
+    /// The `live` column of the stack's events (flow starts and stops): 1 for those made
+    /// through the control socket.
+    fn mark_live(&self, mut table: Table) -> Table {
+        let col = |name: &str| table.columns.iter().find(|(n, _)| *n == name).map(|(_, c)| c);
+        let live = match (col("time_ns"), col("flow"), col("kind")) {
+            (Some(Column::U64(t)), Some(Column::U64(f)), Some(Column::Str(k))) => {
+                t.iter().zip(f).zip(k).map(|((&t, &f), k)| self.control.live_flow_events.take(t, f as u32, k) as u64).collect()
+            }
+            _ => Vec::new(),
+        };
+        table.columns.push(("live", Column::U64(live)));
+        table
     }
 
     /// Stops the datapath and writer, kills everything in the namespaces, returns the summary.
     pub fn stop(&mut self) -> EmulationSummary {
         if let Some(v) = &self.finished {
             return v.clone();
+        }
+        // No request reaches a run that is stopping; the socket goes first.
+        self.control.end();
+        if let Some(mut server) = self.control_server.take() {
+            server.stop();
         }
         // airlink's own endpoints first (their sockets hold the namespaces), then the
         // processes, so nothing is left writing into a device that is going away.

@@ -12,6 +12,7 @@
 //! checksum a link's bit errors broke never arrives (the receiving kernel drops it, as the
 //! simulator's receiver does).
 
+use crate::control::{Applied, FlowState, Inbox, LiveMarks, StackRequest};
 use crate::datapath::{arm, new_fd, StopHandle};
 use crate::timing::monotonic_ns;
 use crate::wire::{self, Protocol, TcpUnwrap};
@@ -91,6 +92,8 @@ struct Stack {
     /// Per flow: client-side and server-side decoders (TCP sequence number state).
     unwrap: Vec<[TcpUnwrap; 2]>,
     started: Vec<bool>,
+    /// Flows stopped through the control socket.
+    stopped: Vec<bool>,
     origin: u64,
     recorder: Arc<Mutex<Recorder>>,
     report: StackReport,
@@ -191,6 +194,51 @@ impl Stack {
         next
     }
 
+    /// Live control: a flow starts or stops now, or the flows' state is read.
+    fn serve(&mut self, req: StackRequest, marks: &LiveMarks) {
+        let now = self.now();
+        match req {
+            StackRequest::Start { flow: i, reply } => {
+                let r: Applied = if self.started[i] {
+                    Err(format!("flow {i} has started already"))
+                } else {
+                    marks.push(now.as_nanos(), i as u32, "flow_start");
+                    self.started[i] = true;
+                    self.flows[i].flow.start = now;
+                    self.flows[i].flow.start_at(now);
+                    self.after(i, Side::Client, now);
+                    self.after(i, Side::Server, now);
+                    Ok(now.as_nanos())
+                };
+                let _ = reply.send(r);
+            }
+            StackRequest::Stop { flow: i, reply } => {
+                let f = &mut self.flows[i].flow;
+                let r: Applied = if !self.started[i] {
+                    Err(format!("flow {i} has not started"))
+                } else if self.stopped[i] || f.done {
+                    Err(format!("flow {i} has stopped already"))
+                } else {
+                    // The server's timer carries the stop, as a scheduled one.
+                    marks.push(now.as_nanos(), i as u32, "flow_stop");
+                    self.stopped[i] = true;
+                    f.stop_at(now);
+                    Ok(now.as_nanos())
+                };
+                let _ = reply.send(r);
+            }
+            StackRequest::State { reply } => {
+                let states = self
+                    .flows
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| FlowState::new(self.started[i], self.stopped[i], f.flow.done, f.flow.delivered, &f.flow.sample()))
+                    .collect();
+                let _ = reply.send(states);
+            }
+        }
+    }
+
     fn sample(&mut self, at: Instant) {
         let mut rec = self.recorder.lock().unwrap_or_else(|p| p.into_inner());
         if !rec.enabled {
@@ -248,6 +296,9 @@ pub struct StackParts {
     pub recorder: Arc<Mutex<Recorder>>,
     /// Try SCHED_FIFO (just below the datapath) for the stack thread.
     pub realtime: bool,
+    /// Live control's requests, and where live starts and stops are marked.
+    pub control: Inbox<StackRequest>,
+    pub marks: LiveMarks,
 }
 
 /// Prepares the handle and the runner; the runner is called on the stack thread.
@@ -269,7 +320,8 @@ pub fn prepare(parts: StackParts) -> std::io::Result<(StackHandle, impl FnOnce()
     )?;
     let timer_tag = u64::MAX;
     let stop_tag = u64::MAX - 1;
-    let mut fds = vec![(timerfd.as_raw_fd(), timer_tag), (stop.fd(), stop_tag)];
+    let control_tag = u64::MAX - 2;
+    let mut fds = vec![(timerfd.as_raw_fd(), timer_tag), (stop.fd(), stop_tag), (parts.control.fd(), control_tag)];
     for (i, f) in parts.flows.iter().enumerate() {
         fds.push((f.client.as_raw_fd(), 2 * i as u64));
         fds.push((f.server.as_raw_fd(), 2 * i as u64 + 1));
@@ -301,6 +353,7 @@ pub fn prepare(parts: StackParts) -> std::io::Result<(StackHandle, impl FnOnce()
         let mut st = Stack {
             unwrap: (0..n).map(|_| Default::default()).collect(),
             started: vec![false; n],
+            stopped: vec![false; n],
             flows: parts.flows,
             origin: parts.origin_mono_ns,
             recorder: parts.recorder,
@@ -317,6 +370,9 @@ pub fn prepare(parts: StackParts) -> std::io::Result<(StackHandle, impl FnOnce()
         let reached_stop = loop {
             if stop.stopped() {
                 break false;
+            }
+            while let Some(req) = parts.control.next() {
+                st.serve(req, &parts.marks);
             }
             let now = st.now();
             if now >= parts.stop_at {
@@ -360,6 +416,7 @@ pub fn prepare(parts: StackParts) -> std::io::Result<(StackHandle, impl FnOnce()
                         armed = None;
                     }
                     t if t == stop_tag => {}
+                    t if t == control_tag => parts.control.clear(),
                     t => {
                         let side = if t % 2 == 0 {
                             Side::Client

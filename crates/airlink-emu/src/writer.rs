@@ -43,13 +43,15 @@ pub enum Record {
         mono_ns: u64,
         len: u32,
     },
-    /// A timed change, or a packet an outage lost (kinds as in simulation).
+    /// A timed change, or a packet an outage lost (kinds as in simulation); `live`: a change
+    /// made through the control socket.
     NetEvent {
         time_ns: u64,
         kind: &'static str,
         link: &'static str,
         flow: u32,
         bytes: u32,
+        live: bool,
     },
     /// A packet dropped on arrival: its direction's links held their byte bound already.
     LimitDrop {
@@ -86,6 +88,7 @@ pub struct Series {
     e_flow: Vec<u64>,
     e_bytes: Vec<u64>,
     e_bits: Vec<u64>,
+    e_live: Vec<u64>,
 }
 
 impl Series {
@@ -112,18 +115,21 @@ impl Series {
                 ("flow", Column::U64(t(&mut self.e_flow))),
                 ("bytes", Column::U64(t(&mut self.e_bytes))),
                 ("bit_errors", Column::U64(t(&mut self.e_bits))),
+                ("live", Column::U64(t(&mut self.e_live))),
             ],
         };
         vec![("links", links), ("events", events)]
     }
 
-    fn event(&mut self, time_ns: u64, kind: &'static str, link: &'static str, flow: u32, bytes: u32, bits: u32) {
+    #[allow(clippy::too_many_arguments)] // one per column
+    fn event(&mut self, time_ns: u64, kind: &'static str, link: &'static str, flow: u32, bytes: u32, bits: u32, live: bool) {
         self.e_time.push(time_ns);
         self.e_kind.push(kind);
         self.e_link.push(link);
         self.e_flow.push(flow as u64);
         self.e_bytes.push(bytes as u64);
         self.e_bits.push(bits as u64);
+        self.e_live.push(live as u64);
     }
 }
 
@@ -173,7 +179,7 @@ pub fn run(
     let push = |local: &mut Series, series: &Arc<Mutex<Series>>| {
         let mut s = series.lock().unwrap_or_else(|p| p.into_inner());
         macro_rules! mv { ($($f:ident),*) => { $( s.$f.append(&mut local.$f); )* } }
-        mv!(l_time, l_link, l_qp, l_qb, l_snr, l_psnr, l_mod, l_sub, e_time, e_kind, e_link, e_flow, e_bytes, e_bits);
+        mv!(l_time, l_link, l_qp, l_qb, l_snr, l_psnr, l_mod, l_sub, e_time, e_kind, e_link, e_flow, e_bytes, e_bits, e_live);
     };
     let cpu0 = crate::timing::thread_cpu_ns();
     // While records flow, take them in naps of WRITER_NAP instead of waiting for each one: a
@@ -242,18 +248,18 @@ pub fn run(
             }
             Record::Event { event, link } => match event {
                 LinkEvent::Drop { at, flow, bytes, reason } => {
-                    local.event(at.as_nanos(), reason.as_str(), link, flow, bytes, 0);
+                    local.event(at.as_nanos(), reason.as_str(), link, flow, bytes, 0, false);
                     flush_rows += 1;
                 }
                 LinkEvent::ArqGaveUp { at, flow, bit_errors } => {
-                    local.event(at.as_nanos(), "arq_gave_up", link, flow, 0, bit_errors);
+                    local.event(at.as_nanos(), "arq_gave_up", link, flow, 0, bit_errors, false);
                     flush_rows += 1;
                 }
                 // The scenario's event log is the simulator's (`slots`, `segments`).
                 LinkEvent::Served { .. } => {}
             },
-            Record::NetEvent { time_ns, kind, link, flow, bytes } => {
-                local.event(time_ns, kind, link, flow, bytes, 0);
+            Record::NetEvent { time_ns, kind, link, flow, bytes, live } => {
+                local.event(time_ns, kind, link, flow, bytes, 0, live);
                 flush_rows += 1;
             }
             Record::Malformed { side, mono_ns, len } | Record::LimitDrop { side, mono_ns, len } => {
@@ -262,7 +268,7 @@ pub fn run(
                     Side::Server => "server",
                 };
                 let kind = if matches!(r, Record::Malformed { .. }) { "malformed" } else { "in_flight_limit" };
-                local.event(mono_ns.saturating_sub(origin_mono), kind, link, 0, len, 0);
+                local.event(mono_ns.saturating_sub(origin_mono), kind, link, 0, len, 0, false);
                 flush_rows += 1;
             }
         }

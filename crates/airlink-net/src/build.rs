@@ -853,41 +853,8 @@ pub fn scenario_flow(f: &sc::FlowConfig, i: usize) -> Result<Flow, BuildError> {
 /// The scenario's changes in the network's terms, in time order (stable: the file's order at
 /// equal times). The scenario was validated, so every name resolves.
 fn changes(s: &sc::Scenario, t: &sc::topology::Topology) -> Result<Vec<TimedChange>, BuildError> {
-    let link_id = |name: &str| {
-        t.links.iter().position(|l| l.name == name).map(|i| i as LinkId).ok_or_else(|| BuildError(format!("no link named \"{name}\"")))
-    };
-    let path = |names: &Option<Vec<String>>| -> Result<Option<Vec<LinkId>>, BuildError> {
-        names.as_ref().map(|n| n.iter().map(|l| link_id(l)).collect()).transpose()
-    };
-    let mut out = Vec::with_capacity(s.change.len());
-    for c in &s.change {
-        let change = match (&c.link, &c.flow) {
-            (Some(link), _) => {
-                let link = link_id(link)?;
-                match (&c.set, c.state) {
-                    (Some(set), _) => NetChange::Set {
-                        link,
-                        change: LinkChange {
-                            rate_bps: set.rate.map(|r| r.0),
-                            delay: set.delay.map(|d| d.0),
-                            queue_limit: set.queue.map(queue_limit),
-                            loss: set.loss.map(|p| p.0),
-                            bit_error_rate: set.bit_error_rate.map(|p| p.0),
-                            mean_snr_db: set.mean_snr.map(|d| d.0),
-                        },
-                    },
-                    (None, Some(sc::LinkState::Down)) => NetChange::Down { link, keep: c.packets == Some(sc::DownPackets::Kept) },
-                    (None, _) => NetChange::Up { link },
-                }
-            }
-            (None, Some(flow)) => {
-                let flow = s.flow_index(flow).ok_or_else(|| BuildError(format!("no flow {flow:?}")))?;
-                NetChange::Path { flow: flow as u32, down: path(&c.path)?, up: path(&c.return_path)? }
-            }
-            (None, None) => return Err(BuildError("a change names neither a link nor a flow".into())),
-        };
-        out.push(TimedChange { at: Instant::ZERO + c.at.0, change });
-    }
+    let mut out = s.change.iter().map(|c| Ok(TimedChange { at: Instant::ZERO + c.at.0, change: net_change(s, t, c)? })).collect::<Result<Vec<_>, BuildError>>()?;
+    // A hand-off between access points moves each flow it concerns to its new path.
     let ids = |p: &[usize]| p.iter().map(|&l| l as LinkId).collect::<Vec<_>>();
     for h in &t.handoffs {
         for (f, down, up) in &h.paths {
@@ -896,6 +863,72 @@ fn changes(s: &sc::Scenario, t: &sc::topology::Topology) -> Result<Vec<TimedChan
     }
     out.sort_by_key(|c| c.at);
     Ok(out)
+}
+
+/// A change made to a running network (its `at` ignored), in the network's terms; check it
+/// first with [`sc::Scenario::validate_live_change`].
+pub fn live_change(s: &sc::Scenario, c: &sc::ChangeConfig) -> Result<NetChange, BuildError> {
+    net_change(s, &topology(s)?, c)
+}
+
+/// One `[[change]]` in the network's terms.
+fn net_change(s: &sc::Scenario, t: &sc::topology::Topology, c: &sc::ChangeConfig) -> Result<NetChange, BuildError> {
+    let link_id = |name: &str| {
+        t.links.iter().position(|l| l.name == name).map(|i| i as LinkId).ok_or_else(|| BuildError(format!("no link named \"{name}\"")))
+    };
+    let path = |names: &Option<Vec<String>>| -> Result<Option<Vec<LinkId>>, BuildError> {
+        names.as_ref().map(|n| n.iter().map(|l| link_id(l)).collect()).transpose()
+    };
+    Ok(match (&c.link, &c.flow) {
+        (Some(link), _) => {
+            let link = link_id(link)?;
+            match (&c.set, c.state) {
+                (Some(set), _) => NetChange::Set {
+                    link,
+                    change: LinkChange {
+                        rate_bps: set.rate.map(|r| r.0),
+                        delay: set.delay.map(|d| d.0),
+                        queue_limit: set.queue.map(queue_limit),
+                        loss: set.loss.map(|p| p.0),
+                        bit_error_rate: set.bit_error_rate.map(|p| p.0),
+                        mean_snr_db: set.mean_snr.map(|d| d.0),
+                    },
+                },
+                (None, Some(sc::LinkState::Down)) => NetChange::Down { link, keep: c.packets == Some(sc::DownPackets::Kept) },
+                (None, _) => NetChange::Up { link },
+            }
+        }
+        (None, Some(flow)) => {
+            let flow = s.flow_index(flow).ok_or_else(|| BuildError(format!("no flow {flow:?}")))?;
+            NetChange::Path { flow: flow as u32, down: path(&c.path)?, up: path(&c.return_path)? }
+        }
+        (None, None) => return Err(BuildError("a change names neither a link nor a flow".into())),
+    })
+}
+
+/// Each link's parameters as configured, in the terms of a change (what `airlink ctl` shows
+/// and a change updates): a pipe's five (a GPRS link's as the pipe it is built as), an OFDM
+/// link's mean SNR, a trace link's delay.
+pub fn link_parameters(s: &sc::Scenario) -> Result<Vec<LinkChange>, BuildError> {
+    let pipe = |p: &sc::PipeConfig| LinkChange {
+        rate_bps: p.rate.map(|r| r.0),
+        delay: Some(p.delay.0),
+        queue_limit: Some(queue_limit(p.queue)),
+        loss: Some(p.loss.0),
+        bit_error_rate: Some(p.bit_error_rate.0),
+        mean_snr_db: None,
+    };
+    Ok(topology(s)?
+        .links
+        .iter()
+        .map(|l| match &l.model {
+            sc::LinkModel::Pipe(p) => pipe(p),
+            sc::LinkModel::Gprs(g) => pipe(&g.pipe()),
+            sc::LinkModel::Ofdm4g(o) => LinkChange { mean_snr_db: Some(o.channel.mean_snr.0), ..Default::default() },
+            sc::LinkModel::Trace(t) => LinkChange { delay: Some(t.delay.0), ..Default::default() },
+            sc::LinkModel::Cell(_) | sc::LinkModel::Wlan(_) => LinkChange::default(),
+        })
+        .collect())
 }
 
 impl<P: Packet + Send + 'static> Network<P> {

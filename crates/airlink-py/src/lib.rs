@@ -432,6 +432,16 @@ impl Emulation {
         tables_to_dict(py, self.emu.drain())
     }
 
+    /// Listens for live control (`airlink ctl`) on a Unix socket at `path` until the run stops.
+    fn listen(&mut self, path: std::path::PathBuf) -> PyResult<()> {
+        self.emu.listen(&path).map_err(emu_err)
+    }
+
+    /// Answers one control request (a JSON line of the socket's protocol) directly.
+    fn control(&self, request: &str) -> String {
+        self.emu.control(request)
+    }
+
     /// Stops everything (commands, namespaces, datapath) and returns the summary JSON.
     fn stop(&mut self) -> String {
         let v = self.emu.stop();

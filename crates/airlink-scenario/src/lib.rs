@@ -458,20 +458,7 @@ impl Scenario {
                     }
                 }
                 (None, Some(f)) => {
-                    let flow = match self.flow_index(f) {
-                        Some(i) => &self.flow[i],
-                        None => {
-                            let m = match f {
-                                FlowRef::Index(i) => format!("flow {i} does not exist: the scenario has {} ([[flow]] tables count from 0)", self.flow.len()),
-                                FlowRef::Name(n) => {
-                                    let names: Vec<String> = self.flow.iter().filter_map(|f| Some(format!("\"{}\"", f.name.as_ref()?))).collect();
-                                    let known = if names.is_empty() { "no flow has a name".to_string() } else { format!("expected one of {}", names.join(", ")) };
-                                    format!("no flow named \"{n}\": {known}")
-                                }
-                            };
-                            return Err((at("flow"), m));
-                        }
-                    };
+                    let flow = &self.flow[self.find_flow(f).map_err(|m| (at("flow"), m))?];
                     if c.set.is_some() || c.state.is_some() || c.packets.is_some() {
                         return Err((at("flow"), "a flow changes its `path` or `return_path`: `set`, `state` and `packets` belong to a link".into()));
                     }
@@ -517,6 +504,42 @@ impl Scenario {
         }
         self.flow = flows;
         Ok(tables)
+    }
+
+    /// The index of the flow a change (or a live request) names, or what is wrong with the name.
+    pub fn find_flow(&self, f: &FlowRef) -> Result<usize, String> {
+        self.flow_index(f).ok_or_else(|| match f {
+            FlowRef::Index(i) => format!("flow {i} does not exist: the scenario has {} ([[flow]] tables count from 0)", self.flow.len()),
+            FlowRef::Name(n) => {
+                let names: Vec<String> = self.flow.iter().filter_map(|f| Some(format!("\"{}\"", f.name.as_ref()?))).collect();
+                let known = if names.is_empty() { "no flow has a name".to_string() } else { format!("expected one of {}", names.join(", ")) };
+                format!("no flow named \"{n}\": {known}")
+            }
+        })
+    }
+
+    /// Checks a change made to a running emulation (its `at` is ignored: it applies now) with
+    /// the checks of the scenario's own `[[change]]`s; `down` names the links that are down
+    /// now. The error's key path is the change's own (`set.rate`, `path`), without `change.N`.
+    pub fn validate_live_change(&self, c: &ChangeConfig, down: &[&str]) -> Result<(), (Vec<String>, String)> {
+        let now = ChangeConfig { at: units::Time(Duration::ZERO), ..c.clone() };
+        let mut s = self.clone();
+        // The links down now, as changes before this one.
+        let was_down = |l: &&str| ChangeConfig {
+            at: units::Time(Duration::ZERO),
+            link: Some(l.to_string()),
+            state: Some(LinkState::Down),
+            set: None,
+            packets: None,
+            flow: None,
+            path: None,
+            return_path: None,
+        };
+        s.change = down.iter().map(was_down).chain([now]).collect();
+        s.validate_changes(s.smallest_packet()).map_err(|(mut key, m)| {
+            key.drain(..key.len().min(2));
+            (key, m)
+        })
     }
 
     /// The index of the flow a change names.

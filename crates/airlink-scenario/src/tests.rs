@@ -439,6 +439,26 @@ fn a_cell_gives_each_flow_an_uplink_and_copies_make_its_users() {
 }
 
 #[test]
+fn live_changes_get_the_timed_changes_checks_against_the_links_down_now() {
+    let s = Scenario::from_toml("[downlink.pipe]\nrate = \"10 Mbit/s\"\n[uplink.pipe]\n[[flow]]\n", "x.toml").unwrap();
+    let change = |text: &str| -> ChangeConfig { toml::from_str(&format!("at = \"0 s\"\n{text}")).unwrap() };
+    assert!(s.validate_live_change(&change("link = \"downlink\"\nset = { rate = \"2 Mbit/s\" }"), &[]).is_ok());
+    // The key path is the change's own, without `change.N`.
+    let (key, m) = s.validate_live_change(&change("link = \"downlink\"\nset = { mean_snr = \"9 dB\" }"), &[]).unwrap_err();
+    assert_eq!((key, m.as_str()), (vec!["set".to_string()], "this pipe link cannot change its `mean_snr` while it runs: it can change rate, delay, queue, loss, bit_error_rate"));
+    let (key, _) = s.validate_live_change(&change("link = \"downlink\"\nset = { delay = \"100000 s\" }"), &[]).unwrap_err();
+    assert_eq!(key, ["set", "delay"]);
+    // Down and up alternate with what is down now, not with the start of the run.
+    let down = change("link = \"uplink\"\nstate = \"down\"");
+    let up = change("link = \"uplink\"\nstate = \"up\"");
+    assert!(s.validate_live_change(&down, &[]).is_ok());
+    assert_eq!(s.validate_live_change(&down, &["uplink"]).unwrap_err().1, "link \"uplink\" is already down then");
+    assert!(s.validate_live_change(&up, &["uplink"]).is_ok());
+    assert_eq!(s.validate_live_change(&up, &[]).unwrap_err().1, "link \"uplink\" is already up then");
+    assert_eq!(s.find_flow(&FlowRef::Index(2)).unwrap_err(), "flow 2 does not exist: the scenario has 1 ([[flow]] tables count from 0)");
+}
+
+#[test]
 fn a_gprs_link_is_a_pipe_at_its_rlc_data_rate_in_its_granularity() {
     let gprs = |extra: &str| {
         let s = Scenario::from_toml(&format!("[downlink.gprs]\n{extra}\n[[flow]]\n"), "g.toml").unwrap();
