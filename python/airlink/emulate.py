@@ -134,6 +134,15 @@ def _ticker(bar: tqdm, started: float) -> Callable[[], None]:
     return tick
 
 
+def _listen(emu: _core.Emulation, folder: Path) -> list[str]:
+    """Opens live control in the run's folder; the warning when it cannot (the run goes on)."""
+    try:
+        emu.listen(str(folder / CONTROL_SOCKET))
+    except EmulationError as e:
+        return [f"live control is unavailable: {e}"]
+    return []
+
+
 def _stop_reason(e: SystemExit) -> str:
     return f"signal {int(e.code) - 128}" if isinstance(e.code, int) and e.code > 128 else "exit"
 
@@ -195,11 +204,7 @@ def emulate(
         emu, source = _start(scenario, seed=seed, overrides=overrides, pcap_dir=tmp, snaplen=snaplen, realtime=realtime,
                              max_in_flight_bytes=max_in_flight_bytes)
         sink = ParquetSink(tmp)
-        control_warnings = []
-        try:
-            emu.listen(str(tmp / CONTROL_SOCKET))
-        except EmulationError as e:
-            control_warnings.append(f"live control is unavailable: {e}")
+        control_warnings = _listen(emu, tmp)
         commands: list[dict[str, Any]] = []
         interrupted: str | None = None
         timed_out = False
@@ -311,11 +316,7 @@ def gateway(
         emu = _core.Emulation(text, source, seed, list(overrides), str(tmp), snaplen, realtime,
                               gateway=(client_side, server_side))
         sink = ParquetSink(tmp)
-        control_warnings = []
-        try:
-            emu.listen(str(tmp / CONTROL_SOCKET))
-        except EmulationError as e:
-            control_warnings.append(f"live control is unavailable: {e}")
+        control_warnings = _listen(emu, tmp)
         stopped_by = "duration"
         started = time.monotonic()
         deadline = None if duration is None else started + duration
