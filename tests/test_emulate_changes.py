@@ -43,14 +43,16 @@ def summary(run: Path) -> dict:
 
 
 def test_a_rate_step_is_followed_alike_in_both_modes(tmp_path: Path) -> None:
-    runs = both("scenarios/topology/rate-step.toml", ["stop=12 s", "change.0.at=4 s", "change.1.at=8 s"], tmp_path)
+    runs = both("scenarios/topology/rate-step.toml", ["stop=18 s", "change.0.at=4 s", "change.1.at=14 s"], tmp_path)
     for mode, run in runs.items():
-        assert changes(run) == [(4.0, "link_change", "downlink"), (8.0, "link_change", "downlink")], mode
+        assert changes(run) == [(4.0, "link_change", "downlink"), (14.0, "link_change", "downlink")], mode
     payload = 1448 / 1500
-    for start, end, link_bps in [(1, 4, 10e6), (5, 8, 2e6), (9, 12, 10e6)]:
+    for start, end, link_bps in [(1, 4, 10e6), (6, 14, 2e6), (15, 18, 10e6)]:
         sim, emu = (rate_bps(run, start, end) for run in runs.values())
-        # Measured: within 3 % of each other, and 90-100 % of the link's payload rate, a
-        # second after each step (the queue drains or fills within a few round trips).
+        # 90-100 % of the link's payload rate, from a second or two after each step (the queue
+        # drains or fills within a few round trips), and within 15 % of each other. The slow
+        # phase is long because a loss recovery hands the application what the receiver held
+        # in one burst: over 3 s at 2 Mbit/s that alone moved the two modes 16 % apart.
         assert 0.85 * link_bps * payload < sim <= link_bps, (start, sim)
         assert abs(emu / sim - 1) < 0.15, (start, sim, emu)
 
