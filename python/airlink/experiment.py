@@ -373,11 +373,12 @@ def _config(index: int, params: tuple[tuple[str, Any], ...], overrides: tuple[st
 
 def build_experiment(name: str, description: str, scenario: Path,
                      points: Sequence[tuple[tuple[tuple[str, Any], ...], tuple[str, ...]]], seeds: Sequence[int], *,
-                     metrics: Sequence[str], series: bool = False) -> Experiment:
+                     metrics: Sequence[str], series: bool = False, repetitions: Repetitions | None = None) -> Experiment:
     """An experiment built in code rather than read from a file (a part of a reproduction): each
     point is its parameters (labels, such as a figure's curve) and the overrides they stand for,
-    and every configuration runs once per seed of ``seeds``. ``description`` takes the place of
-    the experiment file's text in the store's manifest and reports."""
+    and every configuration runs once per seed of ``seeds``, or as ``repetitions`` decides (its
+    runs then take seeds from ``seeds`` in order, as many as its maximum). ``description`` takes
+    the place of the experiment file's text in the store's manifest and reports."""
     text = scenario.read_text(encoding="utf-8")
     source = display_path(scenario)
     files: dict[str, bytes] = {}
@@ -389,7 +390,7 @@ def build_experiment(name: str, description: str, scenario: Path,
     return Experiment(
         path=Path(name), text=description, scenario_path=Path(source), scenario_text=text, seed=seeds[0],
         metrics=tuple(metrics), flow_class="protocol", parameters=tuple(k for k, _ in configs[0].params),
-        configs=configs, repetitions=Repetitions("fixed", count=len(seeds)), input_hashes=hashes, series=series,
+        configs=configs, repetitions=repetitions or Repetitions("fixed", count=len(seeds)), input_hashes=hashes, series=series,
         files=files, seeds=tuple(seeds),
     )
 

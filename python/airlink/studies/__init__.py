@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from airlink.studies import afc, reproduction, seawind, tcppf, wipemu
+from airlink.studies import afc, dccp, reproduction, seawind, tcppf, wipemu
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,17 @@ STUDIES: dict[str, Study] = {
         write_report=tcppf.write_report,
         text=tcppf.text,
     ),
+    "dccp": Study(
+        name=dccp.NAME,
+        title=dccp.TITLE,
+        parts=dccp.PARTS,
+        default_seeds=dccp.SEEDS,
+        reproduce=dccp.reproduce,
+        write_report=dccp.write_report,
+        text=dccp.text,
+    ),
 }
+
 
 def reproduce_into(study: str, out: Path, *, only: str | None = None, settings: dict[str, Any], force: bool = False,
                    **options: Any) -> tuple[Any, tuple[str, ...]]:

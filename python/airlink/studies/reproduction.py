@@ -34,7 +34,7 @@ from airlink import _core
 from airlink.atomic import FolderExistsError, _pid_alive, folder_lock
 from airlink.experiment import Experiment
 from airlink.experiment_run import run_experiment
-from airlink.store import Store, write_atomic
+from airlink.store import Store, load, write_atomic
 from airlink.version import version
 
 MARKER = "reproduction.json"
@@ -130,22 +130,29 @@ class Run:
 def runs_of(exp: Experiment, records: Mapping[tuple[int, int], Mapping[str, Any]]) -> list[Run]:
     """The runs of ``exp`` in grid order (configuration, then repetition)."""
     return [Run(str(exp.scenario_path), c.overrides, exp.run_seed(r), exp.run_key(c, r), records[c.index, r]["summary"])
-            for c in exp.configs for r in range(exp.repetitions.count)]
+            for c in exp.configs for r in range(repetitions(records, c.index))]
+
+
+def repetitions(records: Mapping[tuple[int, int], Any], config: int) -> int:
+    """How many repetitions of configuration ``config`` its repetition rule chose."""
+    return sum(1 for c, _ in records if c == config)
 
 
 def run_part(exp: Experiment, store: Path, *, jobs: int | None, progress: bool) -> dict[tuple[int, int], dict[str, Any]]:
-    """Runs (or finds in ``store``) every run of ``exp``; returns each run's record by
-    (configuration, repetition). A run that failed twice fails the reproduction."""
+    """Runs (or finds in ``store``) every run of ``exp``, as many per configuration as its
+    repetition rule decides; returns each chosen run's record by (configuration, repetition).
+    A run that failed twice fails the reproduction."""
     run_experiment(exp, store, jobs=jobs, progress=progress)
     done = Store(store)
+    chosen = load(store, "runs")[["config", "rep"]].drop_duplicates()
     records = {}
-    for c in exp.configs:
-        for r in range(exp.repetitions.count):
-            record = done.get(exp.run_key(c, r))
-            if record is None or record["status"] != "ok":
-                raise RuntimeError(f"{exp.path}: the run with {'; '.join(c.overrides) or 'no overrides'} and seed "
-                                   f"{exp.run_seed(r)} failed: {record and record['error']}")
-            records[c.index, r] = record
+    for c, r in chosen.itertuples(index=False):
+        config = exp.configs[c]
+        record = done.get(exp.run_key(config, r))
+        if record is None or record["status"] != "ok":
+            raise RuntimeError(f"{exp.path}: the run with {'; '.join(config.overrides) or 'no overrides'} and seed "
+                               f"{exp.run_seed(r)} failed: {record and record['error']}")
+        records[c, r] = record
     return records
 
 
