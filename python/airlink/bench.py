@@ -51,19 +51,22 @@ def bench_wipemu_run(repeats: int = 5) -> list[Measurement]:
     ]
 
 
-def bench_reproduce(jobs: int | None = None) -> list[Measurement]:
-    """The whole ``airlink reproduce wipemu`` (all parts, 30 seeds) into a throw-away folder, then
-    again into the same folder, where every run is found in its store (the report is recomputed)."""
-    from airlink.studies import reproduce_into, wipemu
+def bench_reproduce(study: str = "wipemu", jobs: int | None = None) -> list[Measurement]:
+    """The whole ``airlink reproduce STUDY`` (all parts, the study's seeds) into a throw-away
+    folder, then again into the same folder, where every run is found in its store (the report
+    is recomputed)."""
+    from airlink.studies import STUDIES, reproduce_into
 
+    seeds = STUDIES[study].default_seeds
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for what in ("all parts", "again, every run reused"):
             start = time.perf_counter()
-            rep, _ = reproduce_into("wipemu", Path(tmp) / "wipemu", jobs=jobs, settings={"seeds": wipemu.SEEDS})
+            _, parts = reproduce_into(study, Path(tmp) / study, jobs=jobs, seeds=seeds, settings={"seeds": seeds})
             wall = time.perf_counter() - start
-            results.append(Measurement(f"reproduce wipemu ({what})", wall, "s",
-                                       f"{len(rep.runs):,} runs, {jobs or os.cpu_count()} threads"))
+            runs = sum(1 for _ in (Path(tmp) / study / "store").glob("*/runs/*.json"))
+            results.append(Measurement(f"reproduce {study} ({what})", wall, "s",
+                                       f"{runs:,} runs in {len(parts)} parts, {jobs or os.cpu_count()} threads"))
     return results
 
 
@@ -156,14 +159,14 @@ def bench_sweep(runs: int = 2000, dask: bool = True) -> list[Measurement]:
 
 
 def run_benchmarks(*, full: bool = False, repeats: int = 5, jobs: int | None = None, dumbbell: bool = False,
-                   sweep_runs: int = 0) -> list[Measurement]:
+                   sweep_runs: int = 0, studies: Sequence[str] = ()) -> list[Measurement]:
     results = [bench_event_queue(), *bench_wipemu_run(repeats)]
     if dumbbell:
         results.extend(bench_dumbbell())
     if sweep_runs:
         results.extend(bench_sweep(sweep_runs))
-    if full:
-        results.extend(bench_reproduce(jobs))
+    for study in dict.fromkeys([*(["wipemu"] if full else []), *studies]):
+        results.extend(bench_reproduce(study, jobs))
     return results
 
 

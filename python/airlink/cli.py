@@ -289,8 +289,10 @@ def _reproduction_text(rep: Any) -> str:
 @cli.command()
 @json_option
 @click.option("--full", is_flag=True, help="Also time the whole `reproduce wipemu` (minutes).")
+@click.option("--reproduce", "studies", multiple=True, type=click.Choice(sorted(STUDIES)),
+              help="Also time the whole `reproduce STUDY`, all parts (repeatable; `--full` is `--reproduce wipemu`).")
 @click.option("--repeats", type=click.IntRange(1), default=5, show_default=True, help="Runs for the median run time.")
-@click.option("--jobs", type=click.IntRange(1), help="Threads for --full (default: the number of CPUs).")
+@click.option("--jobs", type=click.IntRange(1), help="Threads for --full and --reproduce (default: the number of CPUs).")
 @click.option("--dumbbell", is_flag=True, help="Also run the TCP dumbbell (100 s simulated; about a minute).")
 @click.option("--emu", "emu_parts", is_flag=False, flag_value="all", default=None, metavar="[PARTS]",
               help="Benchmark the real-time emulator instead (needs root): all parts, or a comma list of "
@@ -298,8 +300,8 @@ def _reproduction_text(rep: Any) -> str:
 @click.option("--quick", is_flag=True, help="With --emu: shorter runs (a look, not figures to quote).")
 @click.option("--sweep", "sweep_runs", is_flag=False, flag_value=2000, default=0, type=click.IntRange(0), metavar="[RUNS]",
               help="Also measure `airlink sweep`'s overhead per run and 1-to-2 worker scaling (default 2000 runs).")
-def bench(as_json: bool, full: bool, repeats: int, jobs: int | None, dumbbell: bool, emu_parts: str | None,
-          quick: bool, sweep_runs: int) -> None:
+def bench(as_json: bool, full: bool, studies: tuple[str, ...], repeats: int, jobs: int | None, dumbbell: bool,
+          emu_parts: str | None, quick: bool, sweep_runs: int) -> None:
     """Measure event rates, WIPEMU run times and packet rates on this machine (--emu: the emulator's figures)."""
     if emu_parts is not None:
         from airlink import emubench
@@ -315,7 +317,8 @@ def bench(as_json: bool, full: bool, repeats: int, jobs: int | None, dumbbell: b
         return
     from airlink import bench as benchmarks
 
-    results = benchmarks.run_benchmarks(full=full, repeats=repeats, jobs=jobs, dumbbell=dumbbell, sweep_runs=sweep_runs)
+    results = benchmarks.run_benchmarks(full=full, repeats=repeats, jobs=jobs, dumbbell=dumbbell, sweep_runs=sweep_runs,
+                                        studies=studies)
     click.echo(benchmarks.to_json(results) if as_json else benchmarks.format_table(results))
 
 
