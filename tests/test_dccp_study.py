@@ -122,3 +122,8 @@ def test_a_dip_is_measured_against_the_seconds_before_a_hand_off() -> None:
     part = dccp.Part("table3", [row], 512, True)
     dips = dccp.handoff_dips(part, (20.0,))
     assert [(d["protocol"], round(d["dip_pct"], 6)) for d in dips] == [("TCP Reno", 40.0), ("UDP", 0.0)]
+
+
+def test_trends_compare_directions_with_a_dead_band() -> None:
+    assert [dccp._direction(100, x) for x in (104, 106, 94)] == ["same", "up", "down"]
+    assert dccp.trends(dccp.Reproduction(seeds=3)) == []  # Table 4's trends need both tables' runs

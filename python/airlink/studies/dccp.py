@@ -397,7 +397,8 @@ class Reproduction:
                 "tables": {k: {"rows": p.table(), "versus_study": versus_study(p)} for k, p in self.tables.items()
                            if only in (None, k)},
                 "handoff_dips": {k: handoff_dips(p, self.handoffs_s) for k, p in self.tables.items() if only in (None, k)},
-                "study_contradictions": {k: contradictions(k) for k in ("table3", "table4")}, "claims": self.claims}
+                "study_contradictions": {k: contradictions(k) for k in ("table3", "table4")}, "trends": trends(self),
+                "claims": self.claims}
 
 
 def versus_study(part: Part) -> list[dict[str, Any]]:
@@ -496,7 +497,36 @@ def _claims(rep: Reproduction) -> list[dict[str, str]]:
         claim(f"{tag}: the runs per row follow the rule (3 pilots, n = ⌈(1.96·s/(0.05·x̄))²⌉, at most {rep.seeds})",
               all(PILOT <= n <= rep.seeds for n in ns) and all(_rule_n(row, rep.seeds) == row.n for row in part.rows),
               f"n per row: {', '.join(map(str, ns))} (the study's 3-20)")
+    if rows := trends(rep):
+        agree = [r for r in rows if r["agree"]]
+        claim("From 512 to 1424 bytes, each protocol's throughput moves as in the study (Table 4 read for trends; "
+              "within 5 % counts as unchanged)", 2 * len(agree) > len(rows),
+              f"{len(agree)} of {len(rows)} cells agree; the study's DCCP gains in {sum(r['study'] == 'up' for r in rows if r['protocol'].startswith('DCCP'))} "
+              f"of {sum(1 for r in rows if r['protocol'].startswith('DCCP'))} DCCP cells, airlink's in "
+              f"{sum(r['airlink'] == 'up' for r in rows if r['protocol'].startswith('DCCP'))}")
     return claims
+
+
+def _direction(before: float, after: float, band: float = 0.05) -> str:
+    return "same" if abs(after / before - 1) <= band else ("up" if after > before else "down")
+
+
+def trends(rep: Reproduction) -> list[dict[str, Any]]:
+    """Table 4 read for trends only: per row and protocol, the direction of the throughput from
+    512 to 1424 bytes (within 5 %: the same) in the study and in airlink."""
+    if not {"table3", "table4"} <= rep.tables.keys():
+        return []
+    ours = {n: {(r["row"], r["protocol"]): r["throughput_kbps"] for r in rep.tables[n].table()} for n in ("table3", "table4")}
+    theirs = {n: {(r["row"], r["protocol"]): r["throughput_kbps"] for r in study_table(n)} for n in ("table3", "table4")}
+    out = []
+    for key in ours["table3"]:
+        study = _direction(theirs["table3"][key], theirs["table4"][key])
+        mine = _direction(ours["table3"][key], ours["table4"][key])
+        out.append({"row": key[0], "confront": ROWS[key[0] - 1][0], "protocol": key[1],
+                    "study_512_kbps": theirs["table3"][key], "study_1424_kbps": theirs["table4"][key], "study": study,
+                    "airlink_512_kbps": ours["table3"][key], "airlink_1424_kbps": ours["table4"][key], "airlink": mine,
+                    "agree": study == mine})
+    return out
 
 
 def _rule_n(row: Row, max_n: int) -> int:

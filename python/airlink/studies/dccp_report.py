@@ -137,6 +137,14 @@ def write_report(rep: Reproduction, out: Path) -> None:
         body.append("<p>Data: " + ", ".join(f'<a href="{name}{s}.csv">{name}{s}.csv</a>'
                                             for s in ("", "_versus_study", "_handoffs", "_runs")) + "</p>")
     write_csv(out / "figures.csv", figures)
+    if trend := dccp.trends(rep):
+        header = ["#", "confront", "protocol", "study 512 → 1424 B (kbit/s)", "study", "airlink 512 → 1424 B", "airlink", "agree"]
+        cells = [[str(t["row"]), t["confront"], t["protocol"], f"{t['study_512_kbps']:,.0f} → {t['study_1424_kbps']:,.0f}",
+                  t["study"], f"{t['airlink_512_kbps']:,.0f} → {t['airlink_1424_kbps']:,.0f}", t["airlink"],
+                  "yes" if t["agree"] else "no"] for t in trend]
+        write_csv(out / "trends.csv", trend)
+        body += ["<h2>Table 4 for trends: throughput from 512 to 1424 bytes</h2>", html_table(header, cells)]
+        readme += ["## Table 4 for trends: throughput from 512 to 1424 bytes", "", markdown_table(header, cells), ""]
     for name, label in (("table3", "Table 3"), ("table4", "Table 4")):
         rows = dccp.contradictions(name)
         body += [f"<h2>Where the study's {label} contradicts itself</h2>",
