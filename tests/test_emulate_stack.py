@@ -171,7 +171,8 @@ def test_own_veno_on_the_wipemu_downlink_matches_simulation(tmp_path: Path) -> N
 
 def test_dccp_larger_than_the_mtu_is_refused_and_leaves_no_results(tmp_path: Path) -> None:
     s = scenario(tmp_path, DATAGRAMS.replace('ccid = 2\n', 'ccid = 2\npacket_size = "1470 B"\n'))
-    with pytest.raises(_core.ScenarioError, match="flow 1: its packets reach 1514 B, more than the emulated MTU of 1500 B"):
+    too_large = r"s\.toml:20:15: flow\.1\.packet_size: a DCCP packet of 1470 B payload is 1526 B with its headers"
+    with pytest.raises(_core.ScenarioError, match=too_large):
         emulation.emulate(s, out=tmp_path / "emu")
     assert not (tmp_path / "emu").exists()
 

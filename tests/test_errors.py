@@ -23,6 +23,13 @@ BAD_SCENARIOS = {
     "queue = 0": ("[downlink.ofdm4g]\nqueue = 0\n\n[[flow]]\n", 2, 9, "at least 1 packet"),
     "unknown modulation": ("[downlink.ofdm4g]\nmodulation = \"512qam\"\n\n[[flow]]\n", 2, 14, "unknown modulation"),
     "BER above 0.5": ("[downlink.pipe]\nrate = \"2 Mbit/s\"\nbit_error_rate = 0.6\n\n[[flow]]\n", 3, 18, "[0, 0.5]"),
+    "DCCP above the MTU": (
+        "[downlink.pipe]\nrate = \"2 Mbit/s\"\n\n[[flow]]\nprotocol = \"dccp\"\npacket_size = \"1600 B\"\n",
+        6,
+        15,
+        "flow.0.packet_size: a DCCP packet of 1600 B payload is 1656 B with its headers (IP 20 B, DCCP up to 36 B), "
+        "more than the MTU of 1500 B ([emulation] mtu): DCCP never fragments; use at most 1444 B",
+    ),
 }
 
 

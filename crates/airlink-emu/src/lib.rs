@@ -399,17 +399,17 @@ impl Emulation {
                 airlink_scenario::Protocol::Udp => wire::Protocol::Udp,
                 airlink_scenario::Protocol::Dccp => wire::Protocol::Dccp,
             };
-            // TCP and DCCP never send what the path would fragment; UDP may (as iperf does).
+            // TCP never sends what the path would fragment; UDP may (as iperf does). DCCP's
+            // packets were checked against the MTU with the scenario.
             let mtu = self.scenario.emulation.mtu as u64;
             let largest = match f.protocol {
                 airlink_scenario::Protocol::Tcp => f.tcp.mtu.unwrap_or(1500) as u64,
-                airlink_scenario::Protocol::Dccp => airlink_net::build::datagram_payload(f) as u64 + 20 + 16 + 8,
-                airlink_scenario::Protocol::Udp => 0,
+                airlink_scenario::Protocol::Dccp | airlink_scenario::Protocol::Udp => 0,
             };
             if largest > mtu {
                 return Err(EmuError::Build(format!(
                     "flow {i}: its packets reach {largest} B, more than the emulated MTU of {mtu} B \
-                     (emulation.mtu): lower flow.tcp.mtu or flow.packet_size, or raise emulation.mtu"
+                     (emulation.mtu): lower flow.tcp.mtu, or raise emulation.mtu"
                 )));
             }
             built.push((flow, protocol));

@@ -15,6 +15,7 @@ pub mod units;
 
 pub use schema::*;
 use airlink_engine::Duration;
+use airlink_transport::dccp::{DccpConfig, DccpPacket};
 use std::fmt;
 
 /// Bounds that keep every run finite in time and memory; each is far beyond the studies'.
@@ -371,6 +372,7 @@ impl Scenario {
                 }
             }
         }
+        self.shorthand_has_no_handoffs()?;
         // A path with neither a rate nor a delay would run every packet at one instant.
         let wired = self.wired.clone().unwrap_or_default();
         let down_rated = wired.rate.is_some()
@@ -804,6 +806,44 @@ impl Scenario {
 }
 
 impl FlowConfig {
+    /// DCCP never fragments (RFC 4340 §14): every data packet, with its IP header and the
+    /// longest DCCP header and options the sender puts on data, must fit the path MTU, which
+    /// is `[emulation] mtu` in both modes (the emulated interfaces' MTU).
+    fn check_dccp_mtu(&self, mtu: u32) -> Result<(), (Vec<String>, String)> {
+        let most = DccpPacket::max_data_payload(mtu) as u64;
+        let piece = self.packet_size.map_or(DccpConfig::default().packet_size as u64, |p| p.0);
+        // A VBR frame is cut into datagrams of at most `packet_size`.
+        let frame = self.frame_sizes.iter().flatten().map(|f| f.0).max().filter(|_| self.app() == App::Vbr);
+        let (largest, key) = match frame {
+            Some(f) if f < piece => (f, "frame_sizes"),
+            _ => (piece, "packet_size"),
+        };
+        if largest <= most {
+            return Ok(());
+        }
+        let overhead = (DccpPacket::IP_HEADER_LEN + DccpPacket::MAX_DATA_HEADER_LEN) as u64;
+        let (what, fix) = match (key, self.packet_size) {
+            ("frame_sizes", _) => (
+                format!("a frame of {largest} B is one DCCP packet, which"),
+                format!("use frames of at most {most} B, or a packet_size of at most {most} B to cut them"),
+            ),
+            (_, None) => (
+                format!("a DCCP packet of {largest} B payload (the default packet_size)"),
+                format!("set packet_size to at most {most} B"),
+            ),
+            _ => (format!("a DCCP packet of {largest} B payload"), format!("use at most {most} B")),
+        };
+        Err((
+            vec![key.to_string()],
+            format!(
+                "{what} is {} B with its headers (IP {} B, DCCP up to {} B), more than the MTU of {mtu} B ([emulation] mtu): DCCP never fragments; {fix}",
+                largest + overhead,
+                DccpPacket::IP_HEADER_LEN,
+                DccpPacket::MAX_DATA_HEADER_LEN,
+            ),
+        ))
+    }
+
     /// Datagrams per second of a media source (cbr, vbr), if this flow has one.
     fn media_packet_rate(&self) -> Option<f64> {
         let payload = self.packet_size.map_or(1470, |p| p.0).max(1) as f64;
@@ -949,6 +989,9 @@ impl FlowConfig {
                 let key = if self.packet_size == Some(*s) { "packet_size" } else { "frame_sizes" };
                 return Err((p(&[key]), format!("{} B: expected 1 to {max_payload} B of payload", s.0)));
             }
+        }
+        if self.protocol == Protocol::Dccp {
+            self.check_dccp_mtu(scenario.emulation.mtu)?;
         }
         if let (Some(rate), Some(size)) = (self.rate, self.packet_size) {
             let pps = rate.0 as f64 / 8.0 / size.0 as f64;

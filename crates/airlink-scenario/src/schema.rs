@@ -80,13 +80,14 @@ pub struct Scenario {
     /// Hand-offs (`[[handoff]]`): a station moves from one WLAN (access point) to another.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub handoff: Vec<HandoffConfig>,
-    /// Settings of the two network namespaces in real-time emulation (ignored in simulation).
+    /// Settings of the two network namespaces in real-time emulation (ignored in simulation,
+    /// except `mtu`, the path MTU DCCP packets must fit in both modes).
     #[serde(default)]
     pub emulation: EmulationConfig,
 }
 
 /// `[emulation]`: how the client and server namespaces are set up in real-time emulation.
-/// Both namespaces get the same settings; simulation ignores the table.
+/// Both namespaces get the same settings; simulation ignores the table but for `mtu`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EmulationConfig {
@@ -99,7 +100,9 @@ pub struct EmulationConfig {
     /// Values are written as given; numbers and booleans are accepted too.
     #[serde(default, deserialize_with = "sysctl_values")]
     pub sysctl: std::collections::BTreeMap<String, String>,
-    /// MTU of the emulated interfaces in bytes. Default 1500.
+    /// MTU of the emulated interfaces in bytes. Default 1500. It is also the path MTU a DCCP
+    /// flow's packets are checked against, in simulation too (DCCP never fragments; see
+    /// `flow.N.packet_size`).
     #[serde(default = "default_emu_mtu")]
     pub mtu: u32,
     /// Segmentation offloads (GSO/GRO) on the emulated interfaces. Default false: every packet
@@ -1254,8 +1257,11 @@ pub struct FlowConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
     /// Payload of each datagram (UDP, DCCP; the largest piece of a VBR frame). Default
-    /// 1470 B for UDP (iperf's), 1424 B for DCCP (which never fragments: room for its
-    /// headers and options in a 1500-byte MTU).
+    /// 1470 B for UDP (iperf's), 1424 B for DCCP (the DCCP study's larger size). DCCP never
+    /// fragments (RFC 4340 §14), so a DCCP flow's largest datagram (this, or a smaller largest
+    /// VBR frame) plus 20 B of IP header and up to 36 B of DCCP header and options (a DataAck
+    /// with X = 1, NDP Count and Change L of Ack Ratio) must fit `[emulation] mtu`, the path
+    /// MTU in simulation too: at most 1444 B with the default 1500-byte MTU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packet_size: Option<DataSize>,
     /// VBR: the payload of successive frames, repeated.

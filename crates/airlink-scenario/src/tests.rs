@@ -73,6 +73,13 @@ fn impossible_values_are_refused_with_their_place() {
         ("[downlink.pipe]\n[[flow]]\nstart = \"3 s\"\nstop = \"2 s\"\n", 4, 8, "stops before it starts"),
         ("[downlink.pipe]\n[[flow]]\n[flow.device]\nbuffer = 2\n", 3, 1, "expected a `rate` (bit/s) or a `packet_rate`"),
         ("[downlink.pipe]\n[[flow]]\n[flow.device]\nrate = \"3 Mbit/s\"\nbuffer = 0\n", 5, 10, "0 packets: expected 1 to 10000"),
+        ("[downlink.pipe]\n[[flow]]\n[flow.device]\nrate = \"3 Mbit/s\"\nbuffer = -1\n", 5, 10, "expected a whole number from 0 to 4294967295"),
+        // A device limit of 0 or less, written inline or as a table.
+        ("[downlink.pipe]\n[[flow]]\ndevice = { rate = \"0 bit/s\" }\n", 3, 19, "a rate must be positive"),
+        ("[downlink.pipe]\n[[flow]]\n[flow.device]\nrate = \"-3 Mbit/s\"\n", 4, 8, "a rate must be positive"),
+        ("[downlink.pipe]\n[[flow]]\n[flow.device]\npacket_rate = 0\n", 4, 15, "0 packets per second: expected more than 0"),
+        ("[downlink.pipe]\n[[flow]]\n[flow.device]\npacket_rate = -1\n", 4, 15, "-1 packets per second: expected more than 0"),
+        ("[downlink.pipe]\n[[flow]]\ndevice = { packet_rate = 0 }\n", 3, 10, "flow.0.device.packet_rate: 0 packets per second"),
     ];
     for (text, line, column, what) in cases {
         let e = err(text);
@@ -492,4 +499,160 @@ fn gprs_refusals_name_the_key() {
         assert_eq!((e.line, e.column), (Some(line), Some(column)), "{extra}: {e}");
         assert!(e.message.contains(what), "{extra}: {e}");
     }
+}
+
+/// The (line, column) of the value on the last line of `text` that is `line`.
+fn value_place(text: &str, line: &str) -> (Option<usize>, Option<usize>) {
+    let n = text.lines().enumerate().filter(|l| l.1 == line).last().unwrap_or_else(|| panic!("no line {line:?}")).0 + 1;
+    (Some(n), Some(line.find('=').unwrap() + 3))
+}
+
+#[test]
+fn a_dccp_packet_larger_than_the_mtu_is_refused_at_its_size() {
+    let dccp = |extra: &str| format!("[downlink.pipe]\nrate = \"10 Mbit/s\"\n[[flow]]\nprotocol = \"dccp\"\n{extra}");
+    // The default (1424 B, the study's largest) and the largest that fits 1500 B pass.
+    for ok in ["", "packet_size = \"1424 B\"\n", "packet_size = \"1444 B\"\n", "ccid = 2\npacket_size = \"1444 B\"\n"] {
+        Scenario::from_toml(&dccp(ok), "ok.toml").unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
+    let text = dccp("packet_size = \"1600 B\"\n");
+    let e = err(&text);
+    assert_eq!((e.line, e.column), value_place(&text, "packet_size = \"1600 B\""), "{e}");
+    assert_eq!(
+        e.to_string().lines().next().unwrap(),
+        "bad.toml:5:15: flow.0.packet_size: a DCCP packet of 1600 B payload is 1656 B with its headers (IP 20 B, DCCP up to 36 B), \
+         more than the MTU of 1500 B ([emulation] mtu): DCCP never fragments; use at most 1444 B"
+    );
+    let e = err(&dccp("app = \"cbr\"\nrate = \"1 Mbit/s\"\npacket_size = \"1445 B\"\n"));
+    assert!(e.message.ends_with("is 1501 B with its headers (IP 20 B, DCCP up to 36 B), more than the MTU of 1500 B ([emulation] mtu): DCCP never fragments; use at most 1444 B"), "{e}");
+    // A larger MTU admits it; a smaller one refuses even the default, at the flow's table.
+    Scenario::from_toml(&format!("{}[emulation]\nmtu = 9000\n", dccp("packet_size = \"1600 B\"\n")), "jumbo.toml").unwrap();
+    let small = format!("[emulation]\nmtu = 1280\n{}", dccp(""));
+    let e = err(&small);
+    assert_eq!((e.line, e.column), (Some(5), Some(1)), "{e}");
+    assert!(e.message.contains("a DCCP packet of 1424 B payload (the default packet_size) is 1480 B with its headers"), "{e}");
+    assert!(e.message.ends_with("more than the MTU of 1280 B ([emulation] mtu): DCCP never fragments; set packet_size to at most 1224 B"), "{e}");
+    // A VBR frame is cut into datagrams of packet_size: large frames pass, and a frame below
+    // packet_size that does not fit is refused at the frames.
+    Scenario::from_toml(&dccp("app = \"vbr\"\nframe_sizes = [\"12 kB\", \"3 kB\"]\nframe_rate = 25\n"), "vbr.toml").unwrap();
+    let vbr = format!("[emulation]\nmtu = 1280\n{}", dccp("app = \"vbr\"\nframe_sizes = [\"200 B\", \"1300 B\"]\nframe_rate = 25\n"));
+    let e = err(&vbr);
+    assert_eq!((e.line, e.column), value_place(&vbr, "frame_sizes = [\"200 B\", \"1300 B\"]"), "{e}");
+    assert!(e.message.contains("flow.0.frame_sizes: a frame of 1300 B is one DCCP packet, which is 1356 B with its headers"), "{e}");
+    assert!(e.message.ends_with("use frames of at most 1224 B, or a packet_size of at most 1224 B to cut them"), "{e}");
+    // UDP may be fragmented by IP: not refused.
+    Scenario::from_toml("[downlink.pipe]\nrate = \"10 Mbit/s\"\n[[flow]]\nprotocol = \"udp\"\nrate = \"1 Mbit/s\"\npacket_size = \"1600 B\"\n", "udp.toml").unwrap();
+    // A copy's error is its table's.
+    let copies = format!("{}[[flow]]\nprotocol = \"dccp\"\ncopies = 2\npacket_size = \"1500 B\"\n", dccp(""));
+    let e = err(&copies);
+    assert_eq!((e.line, e.column), value_place(&copies, "packet_size = \"1500 B\""), "{e}");
+    assert!(e.message.starts_with("flow.1.packet_size: a DCCP packet of 1500 B payload"), "{e}");
+}
+
+#[test]
+fn overrides_that_make_a_dccp_packet_too_large_are_refused_by_name() {
+    let s = Scenario::from_toml("[downlink.pipe]\nrate = \"10 Mbit/s\"\n[[flow]]\nprotocol = \"dccp\"\n", "x.toml").unwrap();
+    assert!(s.with_overrides(&["flow.0.packet_size=1444 B".into()]).is_ok());
+    let e = s.with_overrides(&["seed=3".into(), "flow.0.packet_size=1600 B".into()]).unwrap_err();
+    assert_eq!(e.line, None);
+    assert_eq!(
+        e.to_string(),
+        "--set flow.0.packet_size=1600 B: flow.0.packet_size: a DCCP packet of 1600 B payload is 1656 B with its headers \
+         (IP 20 B, DCCP up to 36 B), more than the MTU of 1500 B ([emulation] mtu): DCCP never fragments; use at most 1444 B"
+    );
+    let e = s.with_overrides(&["emulation.mtu=1400".into()]).unwrap_err();
+    assert!(e.to_string().starts_with("--set emulation.mtu=1400: flow.0.packet_size: a DCCP packet of 1424 B payload (the default packet_size)"), "{e}");
+    assert!(e.to_string().ends_with("set packet_size to at most 1344 B"), "{e}");
+}
+
+/// Two access points, each a WLAN, and a server behind both; `sta1` starts with `bss1`.
+const WLANS: &str = r#"stop = "20 s"
+[host.server]
+[host.ap1]
+[host.ap2]
+[host.sta1]
+
+[link.bss1]
+from = "ap1"
+wlan = { stations = ["sta1"] }
+
+[link.bss2]
+from = "ap2"
+wlan = { stations = [] }
+
+[link.ap1-up]
+from = "ap1"
+to = "server"
+pipe = { delay = "1 ms" }
+
+[link.ap1-down]
+from = "server"
+to = "ap1"
+pipe = { delay = "1 ms" }
+
+[link.ap2-up]
+from = "ap2"
+to = "server"
+pipe = { delay = "1 ms" }
+
+[link.ap2-down]
+from = "server"
+to = "ap2"
+pipe = { delay = "1 ms" }
+
+[[flow]]
+server = "server"
+client = "sta1"
+"#;
+
+#[test]
+fn bad_hand_offs_are_refused_at_their_key_with_line_and_column() {
+    let h = |at: &str, station: &str, from: &str, to: &str| format!("[[handoff]]\nat = \"{at}\"\nstation = \"{station}\"\nfrom = \"{from}\"\nto = \"{to}\"\n");
+    let good = format!("{WLANS}{}{}", h("5 s", "sta1", "bss1", "bss2"), h("10 s", "sta1", "bss2", "bss1"));
+    let s = Scenario::from_toml(&good, "w.toml").unwrap();
+    assert_eq!(s.topology().unwrap().handoffs.len(), 2);
+    // (the scenario's hand-offs, the line the error is on, what it says)
+    let cases: Vec<(String, &str, &str)> = vec![
+        // Outside the run: before it (no negative times), at or after its end, or an outage past it.
+        (h("-1 s", "sta1", "bss1", "bss2"), "at = \"-1 s\"", "a duration cannot be negative"),
+        (h("25 s", "sta1", "bss1", "bss2"), "at = \"25 s\"", "handoff.0.at: 25 s plus the outage (50 ms) ends after the run's stop (20 s): expected a hand-off within the run"),
+        (h("20 s", "sta1", "bss1", "bss2"), "at = \"20 s\"", "ends after the run's stop (20 s)"),
+        (format!("{}outage = \"2 s\"\n", h("19 s", "sta1", "bss1", "bss2")), "at = \"19 s\"", "19 s plus the outage (2 s) ends after the run's stop"),
+        (format!("{}outage = \"0 s\"\n", h("5 s", "sta1", "bss1", "bss2")), "outage = \"0 s\"", "handoff.0.outage: expected a positive outage"),
+        // Overlapping outages of one station, whatever the order in the file.
+        (
+            format!("{}outage = \"1 s\"\n{}", h("5 s", "sta1", "bss1", "bss2"), h("5.5 s", "sta1", "bss2", "bss1")),
+            "at = \"5.5 s\"",
+            "handoff.1.at: 5.5 s is within the outage of handoff 0 (until 6 s): expected the station's hand-offs not to overlap",
+        ),
+        (
+            format!("{}{}outage = \"1 s\"\n", h("5.5 s", "sta1", "bss2", "bss1"), h("5 s", "sta1", "bss1", "bss2")),
+            "at = \"5.5 s\"",
+            "handoff.0.at: 5.5 s is within the outage of handoff 1 (until 6 s)",
+        ),
+        // A station that does not exist, or is not in `from` then.
+        (h("5 s", "sta9", "bss1", "bss2"), "station = \"sta9\"", "handoff.0.station: no host named \"sta9\": expected one of"),
+        (h("5 s", "server", "bss1", "bss2"), "station = \"server\"", "\"server\" is not a station of \"bss1\" at 5 s: its stations then are \"sta1\""),
+        (h("5 s", "sta1", "bss2", "bss1"), "station = \"sta1\"", "\"sta1\" is not a station of \"bss2\" at 5 s: its stations then are none"),
+        (
+            format!("{}{}", h("5 s", "sta1", "bss1", "bss2"), h("9 s", "sta1", "bss1", "bss2")),
+            "station = \"sta1\"",
+            "handoff.1.station: \"sta1\" is not a station of \"bss1\" at 9 s",
+        ),
+        // An access point's WLAN that does not exist, or a link that is not a WLAN.
+        (h("5 s", "sta1", "bss7", "bss2"), "from = \"bss7\"", "handoff.0.from: no WLAN named \"bss7\": expected one of \"bss1\", \"bss2\""),
+        (h("5 s", "sta1", "bss1", "ap2-down"), "to = \"ap2-down\"", "handoff.0.to: no WLAN named \"ap2-down\""),
+        (h("5 s", "sta1", "ap1", "bss2"), "from = \"ap1\"", "no WLAN named \"ap1\""),
+        (h("5 s", "sta1", "bss1", "bss1"), "to = \"bss1\"", "the station stays with \"bss1\": expected another WLAN"),
+    ];
+    for (handoffs, line, what) in cases {
+        let text = format!("{WLANS}{handoffs}");
+        let e = err(&text);
+        assert_eq!((e.line, e.column), value_place(&text, line), "{what}: {e}");
+        assert!(e.message.contains(what), "{what}: {e}");
+        assert!(e.to_string().starts_with(&format!("bad.toml:{}:{}: ", e.line.unwrap(), e.column.unwrap())));
+    }
+    // A hand-off needs WLANs: the shorthand has none.
+    let e = err(&format!("[downlink.pipe]\nrate = \"1 Mbit/s\"\n[[flow]]\n{}", h("1 s", "client", "downlink", "uplink")));
+    assert_eq!((e.line, e.column), (Some(4), Some(1)), "{e}");
+    assert!(e.message.contains("hand-offs move stations between WLANs"), "{e}");
 }

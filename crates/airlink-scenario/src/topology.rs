@@ -160,10 +160,16 @@ impl Scenario {
             }
             paths.push((down_path, up_path));
         }
+        self.shorthand_has_no_handoffs()?;
+        Ok(Topology { links, paths, handoffs: Vec::new() })
+    }
+
+    /// The shorthand's links are no WLANs, so nothing can hand off between them.
+    pub(crate) fn shorthand_has_no_handoffs(&self) -> Result<(), TopologyError> {
         if !self.handoff.is_empty() {
             return Err((key(&["handoff"]), "hand-offs move stations between WLANs: expected [host] and [link] tables with [link.NAME.wlan]".into()));
         }
-        Ok(Topology { links, paths, handoffs: Vec::new() })
+        Ok(())
     }
 
     fn general_topology(&self) -> Result<Topology, TopologyError> {

@@ -43,7 +43,8 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
     /// Each data sequence number leaves the sender at most once, and the receiver delivers
-    /// only packets that were sent, each once.
+    /// only packets that were sent, each once. No data packet's header is longer than the
+    /// bound the scenario's MTU check relies on.
     #[test]
     fn data_is_never_retransmitted(
         ccid in ccid_strategy(),
@@ -59,6 +60,7 @@ proptest! {
         for (_, pk) in p.client_sent.iter().filter(|(_, pk)| pk.kind.carries_data()) {
             prop_assert!(seqs.insert(pk.seq), "seq {} sent twice", pk.seq);
             prop_assert!(ids.insert(pk.app.unwrap().id), "app id sent twice");
+            prop_assert!(pk.header_len() <= DccpPacket::MAX_DATA_HEADER_LEN, "{:?}", pk);
         }
         let mut got = HashSet::new();
         for (_, ev) in &p.server_view.delivered {

@@ -80,6 +80,16 @@ impl DccpPacket {
     pub const GENERIC_HEADER_LEN: u32 = 16;
     /// Acknowledgement subheader with X = 1.
     pub const ACK_SUBHEADER_LEN: u32 = 8;
+    /// The longest header a packet carrying data gets: a DataAck (16 + 8) with the options a
+    /// sender attaches to data, NDP Count at its longest (2 + 3) and Change L of Ack Ratio (5),
+    /// padded to 12.
+    pub const MAX_DATA_HEADER_LEN: u32 = 36;
+
+    /// The largest payload whose data packets fit in `mtu` bytes of IP packet (DCCP never
+    /// fragments, RFC 4340 §14), or 0 if none does.
+    pub fn max_data_payload(mtu: u32) -> u32 {
+        mtu.saturating_sub(Self::IP_HEADER_LEN + Self::MAX_DATA_HEADER_LEN)
+    }
 
     /// A bare packet of `kind` with sequence number `seq`.
     pub fn new(kind: PacketType, seq: u64) -> Self {
@@ -179,5 +189,24 @@ mod tests {
         let mut r = DccpPacket::new(PacketType::Request, 0);
         r.ccid = Some(3);
         assert_eq!(r.header_len(), 16 + 4 + 4);
+    }
+
+    #[test]
+    fn no_data_packet_has_a_longer_header_than_the_bound() {
+        let mut longest = 0;
+        for kind in [PacketType::Data, PacketType::DataAck] {
+            for ndp_count in [0, 1, 0xff, 0x100, 0xffff, 0x1_0000, u32::MAX] {
+                for ack_ratio in [None, Some(u16::MAX)] {
+                    let mut d = DccpPacket::new(kind, 1);
+                    d.ack = kind.has_ack().then_some(0);
+                    (d.ndp_count, d.ack_ratio, d.payload) = (ndp_count, ack_ratio, 1000);
+                    longest = longest.max(d.header_len());
+                }
+            }
+        }
+        assert_eq!(longest, DccpPacket::MAX_DATA_HEADER_LEN);
+        // 1424 B, the default and the DCCP study's largest payload, fits a 1500-byte MTU.
+        assert_eq!(DccpPacket::max_data_payload(1500), 1444);
+        assert_eq!(DccpPacket::max_data_payload(40), 0);
     }
 }
