@@ -536,12 +536,12 @@ pub fn transport_parameters(s: &sc::Scenario) -> Result<Vec<(usize, Vec<(&'stati
                 let d = f.dccp.clone().unwrap_or_default();
                 vec![
                     ("ccid", f.ccid().to_string()),
-                    ("packet_size", format!("{} B", datagram_payload(f))),
+                    ("packet_size", format!("{} B", f.datagram_payload())),
                     ("ack_ratio", d.ack_ratio.unwrap_or(2).to_string()),
                     ("send_queue", format!("{} packets", d.send_queue.unwrap_or(DccpConfig::default().queue_capacity as u32))),
                 ]
             }
-            sc::Protocol::Udp => vec![("packet_size", format!("{} B", datagram_payload(f)))],
+            sc::Protocol::Udp => vec![("packet_size", format!("{} B", f.datagram_payload()))],
         };
         out.push((i, rows));
     }
@@ -742,9 +742,6 @@ fn protocol_name(p: sc::Protocol) -> &'static str {
     }
 }
 
-/// iperf's default UDP payload (a 1498-byte IP packet).
-const DEFAULT_DATAGRAM: u32 = 1470;
-
 /// The media source of a UDP or DCCP flow (cbr, vbr).
 fn media_source(f: &sc::FlowConfig, max_payload: u32) -> Option<UdpSourceConfig> {
     let traffic = match f.app() {
@@ -764,22 +761,12 @@ fn media_source(f: &sc::FlowConfig, max_payload: u32) -> Option<UdpSourceConfig>
     })
 }
 
-/// The payload of a UDP or DCCP flow's datagrams: the scenario's `packet_size`, else the
-/// protocol's default. DCCP never fragments (RFC 4340 §14): its default leaves room in a
-/// 1500-byte MTU for the generic header, the acknowledgement subheader and options.
-pub fn datagram_payload(f: &sc::FlowConfig) -> u32 {
-    let default = match f.protocol {
-        sc::Protocol::Dccp => DccpConfig::default().packet_size,
-        _ => DEFAULT_DATAGRAM,
-    };
-    f.packet_size.map_or(default, |b| b.0 as u32)
-}
 
 /// A flow's two endpoints.
 fn endpoints(f: &sc::FlowConfig, i: usize) -> Result<Ends, BuildError> {
     let err = |e: &dyn fmt::Display| BuildError(format!("flow {i}: {e}"));
     let interval = Some(f.report_interval.0).filter(|d| !d.is_zero());
-    let payload = datagram_payload(f);
+    let payload = f.datagram_payload();
     Ok(match f.protocol {
         sc::Protocol::Tcp => {
             let cfg = tcp_config(f)?;

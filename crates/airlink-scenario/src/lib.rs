@@ -787,7 +787,7 @@ impl Scenario {
         self.flow
             .iter()
             .map(|f| match (f.protocol, f.app()) {
-                (Protocol::Udp, App::Cbr) => f.packet_size.map_or(1470, |p| p.0) + 28,
+                (Protocol::Udp, App::Cbr) => f.datagram_payload() as u64 + 28,
                 (Protocol::Udp, _) => 29,
                 _ => 40,
             })
@@ -805,13 +805,27 @@ impl Scenario {
     }
 }
 
+/// iperf's default UDP payload (a 1498-byte IP packet).
+const DEFAULT_DATAGRAM: u32 = 1470;
+
 impl FlowConfig {
+    /// The payload of a UDP or DCCP flow's datagrams: its `packet_size`, else the protocol's
+    /// default. DCCP never fragments (RFC 4340 §14): its default leaves room in a 1500-byte MTU
+    /// for the generic header, the acknowledgement subheader and options.
+    pub fn datagram_payload(&self) -> u32 {
+        let default = match self.protocol {
+            Protocol::Dccp => DccpConfig::default().packet_size,
+            _ => DEFAULT_DATAGRAM,
+        };
+        self.packet_size.map_or(default, |b| b.0 as u32)
+    }
+
     /// DCCP never fragments (RFC 4340 §14): every data packet, with its IP header and the
     /// longest DCCP header and options the sender puts on data, must fit the path MTU, which
     /// is `[emulation] mtu` in both modes (the emulated interfaces' MTU).
     fn check_dccp_mtu(&self, mtu: u32) -> Result<(), (Vec<String>, String)> {
         let most = DccpPacket::max_data_payload(mtu) as u64;
-        let piece = self.packet_size.map_or(DccpConfig::default().packet_size as u64, |p| p.0);
+        let piece = self.datagram_payload() as u64;
         // A VBR frame is cut into datagrams of at most `packet_size`.
         let frame = self.frame_sizes.iter().flatten().map(|f| f.0).max().filter(|_| self.app() == App::Vbr);
         let (largest, key) = match frame {
@@ -846,7 +860,7 @@ impl FlowConfig {
 
     /// Datagrams per second of a media source (cbr, vbr), if this flow has one.
     fn media_packet_rate(&self) -> Option<f64> {
-        let payload = self.packet_size.map_or(1470, |p| p.0).max(1) as f64;
+        let payload = self.datagram_payload().max(1) as f64;
         match self.app() {
             App::Cbr => self.rate.map(|r| r.0 as f64 / 8.0 / payload),
             App::Vbr => {
