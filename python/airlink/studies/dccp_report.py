@@ -32,11 +32,15 @@ def table_cells(part: Part) -> list[list[str]]:
     rows = []
     for r, s in dccp.study_pairs(part):
         datagrams = not r["protocol"].startswith("TCP")
-        sent = (f"{r['transmitted_kB']:,.0f} / {r['lost_kB']:,.0f}" if datagrams else _pm(r["transmitted_kB"], r["transmitted_kB_ci95"]))
-        theirs = f"{s['transmitted_kB']:,.0f} / {s['lost_kB']:,.0f}" if "lost_kB" in s else f"{s['transmitted_kB']:,.0f}"
+        # As the study prints it: a datagram flow's interval is that of transmitted − lost.
+        sent = (f"{r['transmitted_kB']:,.0f} / {r['lost_kB']:,.0f} (T − L {_pm(r['effective_kB'], r['effective_kB_ci95'])})"
+                if datagrams else _pm(r["transmitted_kB"], r["transmitted_kB_ci95"]))
+        theirs = (f"{s['transmitted_kB']:,.0f} / {s['lost_kB']:,.0f} ({s['effective_kB_low']:,.0f} – {s['effective_kB_high']:,.0f})"
+                  if "lost_kB" in s else f"{s['transmitted_kB']:,.0f} ({s['transmitted_kB_low']:,.0f} – {s['transmitted_kB_high']:,.0f})")
         rows.append([str(r["row"]), r["confront"], r["protocol"], _pm(r["throughput_kbps"], r["throughput_kbps_ci95"]),
-                     f"{s['throughput_kbps']:,.0f}", sent, theirs, _pm(r["jitter_ms"], r["jitter_ms_ci95"], 2),
-                     f"{s['jitter_ms']:.2f}", str(r["n"]), str(s["n"])])
+                     f"{s['throughput_kbps']:,.0f} ({s['throughput_kbps_low']:,.0f} – {s['throughput_kbps_high']:,.0f})", sent,
+                     theirs, _pm(r["jitter_ms"], r["jitter_ms_ci95"], 2),
+                     f"{s['jitter_ms']:.2f} ({s['jitter_ms_low']:.2f} – {s['jitter_ms_high']:.2f})", str(r["n"]), str(s["n"])])
     return rows
 
 
