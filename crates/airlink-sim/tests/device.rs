@@ -46,3 +46,25 @@ fn tcp_and_dccp_wait_for_their_host_and_lose_nothing_to_it() {
         assert!(goodput > 0.9 * 3e6 * payload / 1500.0 && goodput < 3e6, "{flow}: {goodput}");
     }
 }
+
+#[test]
+fn tcp_held_back_by_its_host_does_not_grow_its_window_beyond_use() {
+    // Five minutes behind the 3 Mbit/s host: the sender never fills its window after slow
+    // start, so cwnd stays near what it has in flight (it grew by a segment per ACK before).
+    for cc in ["reno", "cubic", "veno"] {
+        let text = format!(
+            "stop = \"300 s\"\nsample_interval = \"1 s\"\n[wired]\ndelay = \"5 ms\"\n[downlink.pipe]\nrate = \"54 Mbit/s\"\ndelay = \"1 ms\"\n[[flow]]\ncongestion = \"{cc}\"\n[flow.device]\nrate = \"3 Mbit/s\"\n"
+        );
+        let s = Scenario::from_toml(&text, "device.toml").unwrap();
+        let mut sim = Simulation::new(&s, true).unwrap();
+        sim.run();
+        let f = &sim.recorder().flows;
+        let cwnd = f.cwnd_bytes.iter().cloned().fold(0.0, f64::max);
+        let flight = f.inflight_bytes.iter().cloned().fold(0.0, f64::max);
+        println!("{cc}: cwnd ≤ {cwnd} B, in flight ≤ {flight} B");
+        assert!(flight > 4000.0, "{cc}: {flight} B in flight");
+        assert!(cwnd <= 3.0 * flight, "{cc}: cwnd {cwnd} B with {flight} B in flight");
+        let goodput = sim.summary().flows[0].goodput_bps.unwrap();
+        assert!((goodput / (3e6 * 1460.0 / 1500.0) - 1.0).abs() < 0.01, "{cc}: {goodput}");
+    }
+}

@@ -61,6 +61,7 @@
 //! | delayed ACK | every 2nd *full-sized* segment | every `ack_every`-th data segment of any size; no Linux quick-ACK mode |
 //! | dup ACK without SACK | RFC 5681 (a)–(e) | same, incl. "window unchanged" |
 //! | limited transmit (RFC 3042), D-SACK, F-RTO, ECN, Nagle, TIME-WAIT, urgent data, window scaling | — | not modelled (without SACK no limited transmit; with SACK pipe excludes SACKed data, which has the same effect) |
+//! | cwnd growth when cwnd is not in use | RFC 7661: not validated | Linux `tcp_is_cwnd_limited`: the controller is told an ACK is app-limited unless cwnd held the sender back in the last window or, in slow start, cwnd < 2 × the largest FlightSize of that window; a driver that stops polling (a device limit) counts as not cwnd-limited. No RFC 2861/7661 decay of an unused cwnd |
 //! | persist timer | RFC 9293 | zero-window probe of one byte at RTO intervals, backed off |
 //! | retries | RFC 9293 R2 | never gives up |
 
@@ -220,11 +221,16 @@ struct Prr {
 /// ((scoreboard version, SND.UNA, l_rto), (L, SACKed bytes at or above L)).
 type LossMemo = ((u64, u64, u64), (u64, u64));
 
-/// Why new data could not go out (for `app_limited`).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Blocked {
-    Cwnd,
-    Other,
+/// Whether cwnd held the sender back, per window of data (Linux `tcp_cwnd_validate`: the
+/// fields `is_cwnd_limited`, `max_packets_out`, `cwnd_usage_seq`, here in bytes).
+#[derive(Copy, Clone, Debug, Default)]
+struct CwndUse {
+    /// cwnd held the sender back at some point of the window.
+    limited: bool,
+    /// The most bytes outstanding (FlightSize) after a send of the window.
+    max_flight: u64,
+    /// The window ends when SND.UNA reaches this (HighData when it began).
+    end: u64,
 }
 
 /// A simulated TCP endpoint (sans-IO).
@@ -293,7 +299,7 @@ pub struct TcpEndpoint {
     prr: Option<Prr>,
     /// Data segments still to be acknowledged at once (quick-ACK mode).
     quickacks_left: u32,
-    blocked: Blocked,
+    cwnd_use: CwndUse,
     /// Our FIN left before the peer's arrived (active close: TIME-WAIT, not CLOSED, at the end).
     closing_first: bool,
     rtt: RttEstimator,
@@ -385,7 +391,7 @@ impl TcpEndpoint {
             consecutive_rtos: 0,
             prr: None,
             quickacks_left: cfg.quickack_segments,
-            blocked: Blocked::Other,
+            cwnd_use: CwndUse::default(),
             closing_first: false,
             rtt,
             cc,
@@ -681,6 +687,9 @@ impl TcpEndpoint {
                 prr.out += seg.len as u64;
                 prr.budget = prr.budget.saturating_sub(seg.len as u64);
             }
+            // The segment may have filled cwnd: no room is left for another full one (Linux:
+            // packets in flight ≥ cwnd after `tcp_write_xmit`).
+            self.note_cwnd_use(self.cwnd_room() < self.smss as u64);
         } else if !seg.flags.syn && !seg.flags.fin && !seg.flags.rst {
             self.stats.pure_acks_sent += 1;
         }
@@ -741,7 +750,7 @@ impl TcpEndpoint {
                     continue;
                 }
                 if smss > room {
-                    self.blocked = Blocked::Cwnd;
+                    self.note_cwnd_use(true);
                     return None;
                 }
                 self.lost_rexmits.pop_front();
@@ -758,7 +767,7 @@ impl TcpEndpoint {
             let (lost_below, _) = self.loss_boundary();
             if s < lost_below && s < self.snd_max {
                 if smss > room {
-                    self.blocked = Blocked::Cwnd;
+                    self.note_cwnd_use(true);
                     return None;
                 }
                 return Some(self.retransmit(now, s, true));
@@ -813,7 +822,6 @@ impl TcpEndpoint {
         let unsent = self.app_end.saturating_sub(self.snd_max);
         let fin_unsent = self.fin_queued && self.snd_max <= self.app_end;
         if unsent == 0 && !fin_unsent {
-            self.blocked = Blocked::Other;
             return None;
         }
         let smss = self.smss as u64;
@@ -830,7 +838,6 @@ impl TcpEndpoint {
                 if len == 0 && unsent == 0 && fin_unsent {
                     // A bare FIN needs no window.
                 } else {
-                    self.blocked = Blocked::Other;
                     if self.snd_una == self.snd_max && self.persist_at.is_none() {
                         let d = self.rtt.rto().saturating_mul(1 << self.persist_backoff);
                         self.persist_at = Some(self.deadline(now, d.min(self.cfg.rto_max)));
@@ -840,7 +847,7 @@ impl TcpEndpoint {
             }
         }
         if !probe && len.max(1) > cwnd_room {
-            self.blocked = Blocked::Cwnd;
+            self.note_cwnd_use(true);
             return None;
         }
         let fin = fin_unsent && self.snd_max + len == self.app_end;
@@ -1150,6 +1157,33 @@ impl TcpEndpoint {
         prr.budget = sndcnt;
     }
 
+    /// After each data segment, and whenever cwnd (or PRR) holds a send back: records per
+    /// window (until SND.UNA passes the HighData at its start) whether cwnd held the sender
+    /// back and the largest FlightSize (Linux `tcp_cwnd_validate`). A send held back opens a
+    /// new window, so its verdict lasts a window from then.
+    fn note_cwnd_use(&mut self, cwnd_limited: bool) {
+        let flight = self.snd_max - self.snd_una;
+        let u = self.cwnd_use;
+        if self.snd_una >= u.end || cwnd_limited || (!u.limited && flight > u.max_flight) {
+            self.cwnd_use = CwndUse {
+                limited: cwnd_limited,
+                max_flight: flight,
+                end: self.snd_max,
+            };
+        }
+    }
+
+    /// Whether the sender is using its cwnd, so that growing it is justified: cwnd held it
+    /// back during the last window or, in slow start, cwnd is below twice the most it had
+    /// outstanding then (Linux `tcp_is_cwnd_limited`; RFC 7661, RFC 9438 §5.8). A
+    /// sender held back by the application, the peer's window or its own host (a device
+    /// limit that stops the driver polling) is not: its cwnd would grow without bound.
+    fn cwnd_limited(&self) -> bool {
+        let u = &self.cwnd_use;
+        let cwnd = self.cc.window();
+        u.limited || (cwnd < self.cc.ssthresh() && cwnd < 2 * u.max_flight)
+    }
+
     /// Bytes the congestion window (or PRR, in its recovery) lets us send now.
     fn cwnd_room(&self) -> u64 {
         match self.prr {
@@ -1282,7 +1316,7 @@ impl TcpEndpoint {
                 in_flight: self.pipe(),
                 high_data: self.snd_max,
                 in_recovery: was_in_recovery,
-                app_limited: self.blocked != Blocked::Cwnd,
+                app_limited: !self.cwnd_limited(),
             };
             self.cc.on_ack(now, &ev);
         }

@@ -11,7 +11,7 @@
 //! | target = clamp(W_cubic(t + SRTT), cwnd, 1.5·cwnd); cwnd += (target − cwnd)/cwnd per acked segment | same |
 //! | W_est += α·n/cwnd, α = 3(1−β)/(1+β) until W_est ≥ cwnd_prior, then 1 | same (n = acked segments, or delivered ones with `count_delivered`); `linux_update`: α throughout (`tcp_friendliness` in `bictcp_update`) |
 //! | W_cubic(t) < W_est → cwnd = W_est | cwnd = max(cwnd, W_est): never shrinks in CA (A); `linux_update`: cwnd += max(target − cwnd, W_est − cwnd)/cwnd per segment, at least 1/20 before any loss and after an RTO, at most 1/2 (Linux `cnt`), target one min RTT ahead |
-//! | t excludes application-limited time | app-limited ACKs move the epoch start forward by the time since the previous ACK and do not grow cwnd (A) |
+//! | t excludes application-limited time | app-limited ACKs ([`AckEvent::app_limited`]: cwnd not in use, Linux `tcp_is_cwnd_limited`) move the epoch start forward by the time since the previous ACK and do not grow cwnd (A) |
 //! | RTO: ssthresh as on loss; next CA stage with K = 0, W_max = W_est = cwnd (r, RFC §4.8) | same (ssthresh held on consecutive RTOs as RFC 5681); `linux_update`: W_max forgotten (`bictcp_reset`) |
 //! | slow start | RFC 5681 slow start (with `count_delivered`: Linux `tcp_slow_start`, + delivered bytes up to ssthresh, the rest for avoidance); with `hystart`, HyStart's delay test ends it early (Linux `tcp_cubic.c` `hystart_update`, `HYSTART_DELAY`), with `hystart_ack_train` also its ACK-train test (`HYSTART_ACK_TRAIN`) |
 
@@ -257,7 +257,7 @@ impl CongestionController for Cubic {
             return;
         }
         if ack.app_limited {
-            // Time the application held us back does not count towards t (RFC 9438 §5.8).
+            // Time the sender did not use its cwnd does not count towards t (RFC 9438 §5.8).
             if let (Some(ep), Some(last)) = (self.epoch.as_mut(), last) {
                 ep.start += now.saturating_since(last);
             }

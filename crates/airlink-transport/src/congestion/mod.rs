@@ -61,8 +61,11 @@ pub struct AckEvent {
     /// The sender is in fast recovery (this ACK included, if it ends recovery): RFC 5681 does
     /// not grow cwnd then.
     pub in_recovery: bool,
-    /// The sender could not use its whole cwnd the last time it tried (no data, or the
-    /// receiver's window): growth during such periods is optional (RFC 7661, RFC 9438 §5.8).
+    /// The sender is not using its cwnd (Linux `!tcp_is_cwnd_limited`): cwnd did not hold it
+    /// back during the last window (the application, the receiver's window or its own host
+    /// did) and, in slow start, cwnd is already at least twice the most it had outstanding.
+    /// Every controller here then leaves cwnd alone, as Linux's `cong_avoid` functions do
+    /// (RFC 7661, RFC 9438 §5.8): a window that is not used is not validated.
     pub app_limited: bool,
 }
 
@@ -369,6 +372,54 @@ mod tests {
             e.to_string(),
             "unknown congestion control \"vegas\": expected one of reno, cubic, veno, afc"
         );
+    }
+
+    /// Linux's `cong_avoid` functions all return at once when `!tcp_is_cwnd_limited`.
+    #[test]
+    fn no_policy_grows_cwnd_on_an_app_limited_ack() {
+        let t = |ms| Instant::from_millis(ms);
+        let ack = |app_limited| AckEvent {
+            ack: 0,
+            acked_bytes: 2000,
+            sacked_bytes: 0,
+            delivered_bytes: 2000,
+            rtt: Some(Duration::from_millis(50)),
+            srtt: Some(Duration::from_millis(50)),
+            min_rtt: Some(Duration::from_millis(50)),
+            in_flight: 0,
+            high_data: 0,
+            in_recovery: false,
+            app_limited,
+        };
+        for &n in CongestionConfig::names() {
+            let init = ControllerInit {
+                smss: 1000,
+                initial_window: 10_000,
+                initial_ssthresh: 12_000,
+                count_delivered: false,
+            };
+            let mut c = n.parse::<CongestionConfig>().unwrap().build(t(0), &init);
+            let mut now = 0;
+            let mut step = |c: &mut Box<dyn CongestionController>, app_limited| {
+                now += 10;
+                let before = c.window();
+                c.on_ack(t(now), &ack(app_limited));
+                c.window() - before
+            };
+            assert_eq!(step(&mut c, true), 0, "{n}: slow start");
+            assert!(step(&mut c, false) > 0, "{n}: slow start");
+            while c.window() < c.ssthresh() {
+                step(&mut c, false);
+            }
+            for _ in 0..100 {
+                assert_eq!(step(&mut c, true), 0, "{n}: congestion avoidance");
+            }
+            let before = c.window();
+            for _ in 0..100 {
+                step(&mut c, false);
+            }
+            assert!(c.window() > before, "{n}: congestion avoidance");
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@ use airlink_engine::Instant;
 
 /// RFC 5681 slow start and congestion avoidance; RFC 5681 eq. (4) on loss. With
 /// `count_delivered`, growth counts delivered bytes as Linux's `tcp_reno_cong_avoid` does.
+/// No growth on an app-limited ACK ([`AckEvent::app_limited`], RFC 7661).
 #[derive(Clone, Debug)]
 pub struct Reno {
     smss: u64,
@@ -65,7 +66,8 @@ impl Reno {
 
 impl CongestionController for Reno {
     fn on_ack(&mut self, _now: Instant, ack: &AckEvent) {
-        if ack.in_recovery || ack.acked_bytes == 0 {
+        // No growth of a window the sender does not use (Linux `tcp_reno_cong_avoid`).
+        if ack.in_recovery || ack.acked_bytes == 0 || ack.app_limited {
             return;
         }
         if self.count_delivered {

@@ -22,7 +22,7 @@
 //! | ssthresh from cwnd (not FlightSize) | same |
 //! | random-loss factor 4/5, β = 3 segments, fixed | [`VenoConfig`] parameters with those defaults |
 //! | RTO: Linux uses the Veno ssthresh | Reno: max(FlightSize/2, 2 SMSS), cwnd = 1 SMSS (spec: "RTO as Reno") |
-//! | growth only when cwnd-limited | grows on every ACK outside recovery, like this crate's [`Reno`](super::Reno) |
+//! | growth only when cwnd-limited (`tcp_is_cwnd_limited`) | same ([`AckEvent::app_limited`]); RTT samples are taken either way |
 //! | BaseRTT + 1 µs (avoids zero) | BaseRTT as measured; a zero RTT gives N = 0 |
 //! | BaseRTT over all samples | over the data segments' samples this controller saw: the handshake's RTT lacks a full-sized segment's serialisation time and would inflate N on slow links (A) |
 //!
@@ -163,7 +163,8 @@ impl Veno {
 impl CongestionController for Veno {
     fn on_ack(&mut self, _now: Instant, ack: &AckEvent) {
         self.sample(ack);
-        if ack.in_recovery || ack.acked_bytes == 0 {
+        // RTT samples count; growth only while cwnd is used (Linux `tcp_veno_cong_avoid`).
+        if ack.in_recovery || ack.acked_bytes == 0 || ack.app_limited {
             return;
         }
         if self.cwnd < self.ssthresh {
