@@ -127,3 +127,13 @@ def test_a_dip_is_measured_against_the_seconds_before_a_hand_off() -> None:
 def test_trends_compare_directions_with_a_dead_band() -> None:
     assert [dccp._direction(100, x) for x in (104, 106, 94)] == ["same", "up", "down"]
     assert dccp.trends(dccp.Reproduction(seeds=3)) == []  # Table 4's trends need both tables' runs
+
+
+def test_fewer_seeds_than_the_pilot_runs_are_refused_before_anything_is_written(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from airlink.cli import cli
+
+    result = CliRunner().invoke(cli, ["reproduce", "dccp", "--seeds", "2", "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2 and "dccp needs at least 3 seeds" in result.output
+    assert not (tmp_path / "r").exists()

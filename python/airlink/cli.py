@@ -212,7 +212,7 @@ ALL_PARTS = list(dict.fromkeys(part for study in STUDIES.values() for part in st
 @click.argument("study", type=click.Choice(sorted(STUDIES)))
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Report folder (default: reports/<study>); its store/ keeps the runs, so a re-run reuses them.")
-@click.option("--seeds", type=click.IntRange(1), help="Seeds 1..N per point (default: the study's, 30 for wipemu).")
+@click.option("--seeds", type=click.IntRange(1), help="Seeds 1..N per point (default: the study's, 30 for wipemu); for dccp, the most repetitions its rule may ask for (default 30).")
 @click.option("--only", type=click.Choice(ALL_PARTS),
               help="Reproduce one table or figure; merged into an existing report of the same settings.")
 @json_option
@@ -240,6 +240,8 @@ def reproduce(study: str, out: Path | None, seeds: int | None, only: str | None,
     if only is not None and only not in chosen.parts:
         raise click.BadParameter(f"{study} has no part {only!r}: expected one of {', '.join(chosen.parts)}", param_hint="--only")
     seeds = seeds or chosen.default_seeds
+    if seeds < chosen.min_seeds:
+        raise click.BadParameter(f"{study} needs at least {chosen.min_seeds} seeds", param_hint="--seeds")
     options: dict[str, Any] = {"seeds": seeds, "jobs": jobs, "extra_overrides": overrides}
     settings: dict[str, Any] = {"seeds": seeds, "overrides": list(overrides)}
     if arq_limits is not None:

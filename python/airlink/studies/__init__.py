@@ -25,6 +25,8 @@ class Study:
     write_report: Callable[[Any, Path], None]
     #: The results as terminal text (None: the CLI's WIPEMU layout).
     text: Callable[[Any], str] | None = None
+    #: The fewest seeds a reproduction can run with (dccp: its rule's pilot runs).
+    min_seeds: int = 1
 
 
 def _write_wipemu_report(rep: Any, out: Path) -> None:
@@ -83,6 +85,7 @@ STUDIES: dict[str, Study] = {
         reproduce=dccp.reproduce,
         write_report=dccp.write_report,
         text=dccp.text,
+        min_seeds=dccp.PILOT,
     ),
 }
 
