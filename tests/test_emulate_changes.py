@@ -60,20 +60,25 @@ def test_a_rate_step_is_followed_alike_in_both_modes(tmp_path: Path) -> None:
 def test_a_handoff_shows_its_outage_at_the_same_time_in_both_modes(tmp_path: Path) -> None:
     # The outage comes at 6 s, when CUBIC is past its start-up losses in both modes: its queue at
     # access point 1 then stays above about 60 packets (β = 0.7 of a window of queue + wire).
-    times = ["stop=12 s", "change.0.at=6 s", "change.1.at=6 s", "change.2.at=6.2 s", "change.3.at=12 s", "change.4.at=12 s"]
+    # The flow moves at 6.5 s, away from the timers the outage sets off: the phone's delayed ACK
+    # (200 ms after the last segment, lost on access point 1 in both modes) and the sender's
+    # retransmission timeouts (about 6.3 s, lost too, and 6.9 s, over access point 2). With the
+    # move at 6.2 s the delayed ACK raced it: a late wake-up of 0.5 ms sent it over access point
+    # 2 in emulation only, and a SACK recovery there overflowed the queue (22 % apart on CI).
+    times = ["stop=13 s", "change.0.at=6 s", "change.1.at=6 s", "change.2.at=6.5 s", "change.3.at=13 s", "change.4.at=13 s"]
     runs = both("scenarios/topology/handoff.toml", times, tmp_path / "lost")
-    expected = [(6.0, "link_down", "ap1-down"), (6.0, "link_down", "ap1-up"), (6.2, "path_change", ""),
-                (12.0, "link_up", "ap1-down"), (12.0, "link_up", "ap1-up")]
+    expected = [(6.0, "link_down", "ap1-down"), (6.0, "link_down", "ap1-up"), (6.5, "path_change", "")]
     lost = {}
     for mode, run in runs.items():
-        assert changes(run)[:3] == expected[:3], mode
+        assert changes(run)[:3] == expected, mode
         lost[mode] = {link["name"]: link["outage_drops"] for link in summary(run)["links"]}
     # What access point 1 held (queue and wire) when it went down is lost in both: measured 140-150
     # packets (the queue's fill differs by where each mode's sawtooth is at that instant).
     assert lost["sim"]["ap1-down"] > 50 and 0.5 < lost["emu"]["ap1-down"] / lost["sim"]["ap1-down"] < 2, lost
     assert all(n == 0 for mode in lost for name, n in lost[mode].items() if not name.startswith("ap1")), lost
-    # After the hand-off the flow runs over access point 2 at its rate in both.
-    sim, emu = (rate_bps(run, 7.5, 11.5) for run in runs.values())
+    # After the hand-off the flow runs over access point 2 at its rate in both (from a second after
+    # the second timeout's slow start).
+    sim, emu = (rate_bps(run, 8.5, 12.5) for run in runs.values())
     assert 0.9 * 8e6 * 1448 / 1500 < sim <= 8e6 and abs(emu / sim - 1) < 0.1, (sim, emu)
     # Kept instead: nothing is lost to the outage in either mode.
     kept = both("scenarios/topology/handoff.toml", [*times, 'change.0.packets="kept"', 'change.1.packets="kept"'], tmp_path / "kept")
