@@ -8,12 +8,9 @@ mod harness;
 
 use airlink_engine::{Duration, Instant, RngStream};
 use airlink_transport::{
-    AckEvent, CongestionConfig, CongestionController, CongestionEvent, ControllerFactory,
-    ControllerInit, DeviceLimit, DeviceLimitConfig, LossView, RecoveryExit, Role, TcpConfig,
-    TcpEndpoint,
+    CongestionConfig, DeviceLimit, DeviceLimitConfig, Role, TcpConfig, TcpEndpoint,
 };
 use harness::{LinkConfig, Pair, Pipe};
-use std::sync::{Arc, Mutex};
 
 fn secs(x: u64) -> Instant {
     Instant::from_millis(1000 * x)
@@ -170,61 +167,6 @@ fn a_sender_held_back_by_its_host_application_or_receiver_keeps_cwnd_near_its_fl
     }
 }
 
-/// Records the `app_limited` flag of every ACK a controller sees, with HighData then.
-#[derive(Debug)]
-struct Watch {
-    inner: Box<dyn CongestionController>,
-    acks: Arc<Mutex<Vec<(u64, bool)>>>,
-}
-
-impl CongestionController for Watch {
-    fn on_sent(&mut self, now: Instant, bytes: u64, in_flight: u64) {
-        self.inner.on_sent(now, bytes, in_flight);
-    }
-    fn on_ack(&mut self, now: Instant, ack: &AckEvent) {
-        if !ack.in_recovery {
-            self.acks
-                .lock()
-                .unwrap()
-                .push((ack.high_data, ack.app_limited));
-        }
-        self.inner.on_ack(now, ack);
-    }
-    fn on_congestion_event(&mut self, now: Instant, ev: &CongestionEvent<'_>) {
-        self.inner.on_congestion_event(now, ev);
-    }
-    fn on_loss_update(&mut self, now: Instant, loss: &LossView<'_>) {
-        self.inner.on_loss_update(now, loss);
-    }
-    fn on_recovery_exit(&mut self, now: Instant, exit: &RecoveryExit) {
-        self.inner.on_recovery_exit(now, exit);
-    }
-    fn window(&self) -> u64 {
-        self.inner.window()
-    }
-    fn ssthresh(&self) -> u64 {
-        self.inner.ssthresh()
-    }
-    fn name(&self) -> &'static str {
-        self.inner.name()
-    }
-}
-
-#[derive(Debug)]
-struct WatchFactory {
-    cfg: CongestionConfig,
-    acks: Arc<Mutex<Vec<(u64, bool)>>>,
-}
-
-impl ControllerFactory for WatchFactory {
-    fn build(&self, now: Instant, init: &ControllerInit) -> Box<dyn CongestionController> {
-        Box::new(Watch {
-            inner: self.cfg.build(now, init),
-            acks: self.acks.clone(),
-        })
-    }
-}
-
 #[test]
 fn a_bulk_sender_that_cwnd_holds_back_grows_on_every_ack_until_its_data_runs_out() {
     // 8 MB through a 10 Mbit/s bottleneck with a 50-packet drop-tail queue and 1 % random
@@ -233,7 +175,7 @@ fn a_bulk_sender_that_cwnd_holds_back_grows_on_every_ack_until_its_data_runs_out
     for cc in policies() {
         let name = cc.name();
         let cfg = TcpConfig {
-            congestion: cc.clone(),
+            congestion: cc,
             rwnd: 4 << 20,
             ..TcpConfig::default()
         };
@@ -249,12 +191,7 @@ fn a_bulk_sender_that_cwnd_holds_back_grows_on_every_ack_until_its_data_runs_out
             bottleneck,
             7,
         );
-        let acks = Arc::new(Mutex::new(Vec::new()));
-        let factory = WatchFactory {
-            cfg: cc,
-            acks: acks.clone(),
-        };
-        pair.server = TcpEndpoint::with_controller(cfg, Role::Server, Arc::new(factory));
+        let logged = pair.log_server(cfg);
         pair.download(BYTES);
         pair.run(secs(600), 10_000_000);
         assert_eq!(pair.client_app.delivered, BYTES, "{name}");
@@ -263,7 +200,7 @@ fn a_bulk_sender_that_cwnd_holds_back_grows_on_every_ack_until_its_data_runs_out
             "{name}: {:?}",
             pair.server.stats()
         );
-        let acks = acks.lock().unwrap();
+        let acks = logged.acks.lock().unwrap();
         // Until the last byte has been sent (HighData = 1 + BYTES), cwnd held the sender back.
         let before_end: Vec<_> = acks.iter().filter(|(high, _)| *high <= BYTES).collect();
         assert!(before_end.len() > 1000, "{name}: {} ACKs", before_end.len());

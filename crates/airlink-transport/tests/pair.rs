@@ -370,7 +370,7 @@ fn transfer(
     complete(&mut p, bytes);
     let end = p.client_app.deliveries.last().map(|d| d.0).unwrap();
     let g = bytes as f64 * 8.0 / end.as_secs_f64();
-    let log = log.lock().unwrap().clone();
+    let log = log.log.lock().unwrap().clone();
     (g, log, p)
 }
 

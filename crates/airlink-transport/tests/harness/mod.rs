@@ -410,11 +410,15 @@ pub struct WindowChange {
     pub probe_after: ControllerProbe,
 }
 
-/// Wraps a built-in controller and logs its reactions to losses.
+/// (HighData, `app_limited`) of an ACK outside recovery, as the controller was told.
+pub type AckSeen = (u64, bool);
+
+/// Wraps a built-in controller and logs its reactions to losses and what each ACK told it.
 #[derive(Debug)]
 pub struct Logged {
     inner: Box<dyn CongestionController>,
     log: Arc<Mutex<Vec<WindowChange>>>,
+    acks: Arc<Mutex<Vec<AckSeen>>>,
 }
 
 impl Logged {
@@ -447,6 +451,12 @@ impl CongestionController for Logged {
         self.inner.on_sent(now, bytes, in_flight);
     }
     fn on_ack(&mut self, now: Instant, ack: &AckEvent) {
+        if !ack.in_recovery {
+            self.acks
+                .lock()
+                .unwrap()
+                .push((ack.high_data, ack.app_limited));
+        }
         self.inner.on_ack(now, ack);
     }
     fn on_congestion_event(&mut self, now: Instant, ev: &CongestionEvent<'_>) {
@@ -477,10 +487,11 @@ impl CongestionController for Logged {
 }
 
 /// Builds [`Logged`] controllers sharing one log.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct LoggedFactory {
     pub cfg: CongestionConfig,
     pub log: Arc<Mutex<Vec<WindowChange>>>,
+    pub acks: Arc<Mutex<Vec<AckSeen>>>,
 }
 
 impl ControllerFactory for LoggedFactory {
@@ -488,20 +499,20 @@ impl ControllerFactory for LoggedFactory {
         Box::new(Logged {
             inner: self.cfg.build(now, init),
             log: self.log.clone(),
+            acks: self.acks.clone(),
         })
     }
 }
 
 impl Pair {
     /// Replaces the server (the sender of a download) by one whose controller logs its loss
-    /// reactions; returns the log.
-    pub fn log_server(&mut self, cfg: TcpConfig) -> Arc<Mutex<Vec<WindowChange>>> {
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let factory = LoggedFactory {
+    /// reactions and ACKs; returns the logs.
+    pub fn log_server(&mut self, cfg: TcpConfig) -> Arc<LoggedFactory> {
+        let factory = Arc::new(LoggedFactory {
             cfg: cfg.congestion.clone(),
-            log: log.clone(),
-        };
-        self.server = TcpEndpoint::with_controller(cfg, Role::Server, Arc::new(factory));
-        log
+            ..LoggedFactory::default()
+        });
+        self.server = TcpEndpoint::with_controller(cfg, Role::Server, factory.clone());
+        factory
     }
 }
