@@ -79,8 +79,12 @@ class Control:
 
     def __init__(self, run: str | os.PathLike[str], timeout: float = TIMEOUT_S) -> None:
         self.path = socket_path(run)
+        self._timeout = timeout
+        self._open()
+
+    def _open(self) -> None:
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._sock.settimeout(timeout)
+        self._sock.settimeout(self._timeout)
         try:
             _connect(self._sock, self.path)
         except PermissionError:
@@ -104,20 +108,33 @@ class Control:
     def request(self, req: dict[str, Any] | str) -> dict[str, Any]:
         """Sends one request (a dict, or a line of JSON as is); returns the answer, or raises
         ControlError with its error."""
-        line = req if isinstance(req, str) else json.dumps(req)
-        try:
-            self._sock.sendall(line.encode() + b"\n")
-            line = self._file.readline()
-        except (BrokenPipeError, ConnectionResetError):
-            line = b""
-        except TimeoutError:
-            raise ControlError("the emulation did not answer") from None
-        if not line:
+        line = (req if isinstance(req, str) else json.dumps(req)).encode() + b"\n"
+        answer = self._exchange(line)
+        if answer is not None and answer.get("reconnect"):
+            # The run closed this connection, idle, to make room for a newer one (it serves a
+            # bounded number): the request was not handled; send it again on a new connection.
+            self.close()
+            self._open()
+            answer = self._exchange(line)
+        if answer is None:
             raise ControlError("the run has ended")
-        answer = json.loads(line)
         if not answer.get("ok"):
             raise ControlError(answer.get("error", "refused"))
         return answer
+
+    def _exchange(self, line: bytes) -> dict[str, Any] | None:
+        """Sends a line and reads the answer; None when the connection is closed."""
+        try:
+            self._sock.sendall(line)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # an answer sent before the close (why it closed) may still wait
+        try:
+            answer = self._file.readline()
+        except ConnectionResetError:
+            answer = b""
+        except TimeoutError:
+            raise ControlError("the emulation did not answer") from None
+        return json.loads(answer) if answer else None
 
     def set(self, link: str, **values: Any) -> float:
         """New values of a link's parameters (``rate``, ``delay``, ``queue``, ``loss``,

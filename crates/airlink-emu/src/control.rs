@@ -16,6 +16,11 @@
 //! - Access: the socket is created in a private directory, made mode 0600, given to the user
 //!   who started the run (`SUDO_UID` under sudo) and only then moved into place; a peer that is
 //!   neither that user nor root is refused as well (`SO_PEERCRED`).
+//! - Slow and idle clients: a request line is collected as bytes and refused (with an answer,
+//!   then the connection closes) once it is longer than 64 KiB or older than 10 s, however
+//!   slowly it comes; one that is not UTF-8 gets an error answer and the connection goes on.
+//!   At most 16 connections are served; a new one closes the longest idle to make room, so
+//!   idle clients never lock out `ctl` or `top`.
 
 use crate::datapath::{new_fd, StopHandle};
 use airlink_link::{LinkChange, QueueLimit};
@@ -24,7 +29,7 @@ use airlink_net::NetChange;
 use airlink_scenario::{ChangeConfig, FlowRef, Scenario};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -39,7 +44,10 @@ use std::time::Duration;
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
 /// The longest request line.
 const MAX_LINE: u64 = 64 << 10;
-/// Connections served at once (`airlink top` keeps one open).
+/// How long a request line may take to arrive, from its first byte to its newline.
+const LINE_DEADLINE: Duration = Duration::from_secs(10);
+/// Connections served at once (`airlink top` keeps one open); when full, the longest idle
+/// one is closed to make room for a new one.
 const MAX_CONNECTIONS: usize = 16;
 
 /// The sending end of a real-time thread's mailbox: posting never blocks.
@@ -463,6 +471,10 @@ fn peer_uid(s: &UnixStream) -> Option<libc::uid_t> {
 impl ControlServer {
     /// Listens at `path` (which must not exist) for the run described by `shared`.
     pub fn start(path: &Path, shared: Arc<Shared>) -> Result<ControlServer, String> {
+        Self::start_with(path, shared, LIMITS)
+    }
+
+    fn start_with(path: &Path, shared: Arc<Shared>, limits: Limits) -> Result<ControlServer, String> {
         let err = |what: &str, e: std::io::Error| format!("control socket {}: {what}: {e}", path.display());
         let dir = path.parent().ok_or_else(|| format!("control socket {}: no folder", path.display()))?;
         // Bound in a private folder, restricted, then moved into place: never reachable by others.
@@ -487,12 +499,12 @@ impl ControlServer {
         let (flag, allowed) = (stop.clone(), owner().0);
         let thread = std::thread::Builder::new()
             .name("airlink-control".into())
-            .spawn(move || serve(listener, flag, shared, allowed))
+            .spawn(move || serve(listener, flag, shared, allowed, limits))
             .map_err(|e| err("cannot start its thread", e))?;
         Ok(ControlServer { path: path.to_path_buf(), stop, thread: Some(thread) })
     }
 
-    /// Removes the socket and ends the listening thread (connections end at their next line).
+    /// Removes the socket and ends the listening thread (connections end within 0.2 s).
     pub fn stop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
         self.stop.stop();
@@ -508,8 +520,65 @@ impl Drop for ControlServer {
     }
 }
 
-fn serve(listener: UnixListener, stop: StopHandle, shared: Arc<Shared>, allowed: libc::uid_t) {
-    let open = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+/// What one connection may hold and take, and how many are served at once.
+#[derive(Clone, Copy, Debug)]
+struct Limits {
+    /// The longest request line (its newline aside), counted as it arrives.
+    max_line: usize,
+    /// How long a request line may take to arrive, from its first byte.
+    line_deadline: Duration,
+    max_connections: usize,
+}
+
+const LIMITS: Limits = Limits { max_line: MAX_LINE as usize, line_deadline: LINE_DEADLINE, max_connections: MAX_CONNECTIONS };
+
+/// What a connection closed to make room for a newer one is told: its next request was not
+/// handled (`reconnect`: the client may send it again on a new connection).
+const EVICTED: &str = "this connection was the longest idle and was closed to make room for a newer one";
+
+/// The open connections, shared by the listening thread and the connections' threads.
+#[derive(Default)]
+struct Connections {
+    next_id: u64,
+    open: Vec<Connection>,
+}
+
+struct Connection {
+    id: u64,
+    /// A handle on its socket, to close it from the listening thread.
+    stream: UnixStream,
+    /// When it last finished a request (or opened).
+    quiet_since: std::time::Instant,
+    /// Answering a request now: never closed then.
+    busy: bool,
+}
+
+type Registry = Arc<Mutex<Connections>>;
+
+fn lock(r: &Registry) -> std::sync::MutexGuard<'_, Connections> {
+    r.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Marks connection `id` busy (or done); false when it was closed to make room meanwhile.
+fn set_busy(r: &Registry, id: u64, busy: bool) -> bool {
+    let mut conns = lock(r);
+    let Some(c) = conns.open.iter_mut().find(|c| c.id == id) else { return false };
+    c.busy = busy;
+    if !busy {
+        c.quiet_since = std::time::Instant::now();
+    }
+    true
+}
+
+/// Writes one line without waiting: the listening thread never blocks on a client.
+fn send_now(s: &UnixStream, v: &Value) {
+    let line = format!("{v}\n");
+    // SAFETY: a valid socket and buffer.
+    unsafe { libc::send(s.as_raw_fd(), line.as_ptr().cast(), line.len(), libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) };
+}
+
+fn serve(listener: UnixListener, stop: StopHandle, shared: Arc<Shared>, allowed: libc::uid_t, limits: Limits) {
+    let registry = Registry::default();
     while !stop.stopped() {
         let mut fds = [
             libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 },
@@ -519,57 +588,94 @@ fn serve(listener: UnixListener, stop: StopHandle, shared: Arc<Shared>, allowed:
         unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
         let Ok((stream, _)) = listener.accept() else { continue };
         let _ = stream.set_nonblocking(false);
-        let refuse = |mut s: &UnixStream, m: &str| {
-            let _ = writeln!(s, "{}", json!({"ok": false, "error": m}));
-        };
         if !matches!(peer_uid(&stream), Some(u) if u == 0 || u == allowed) {
-            refuse(&stream, "only the user who started the run, and root, may control it");
+            send_now(&stream, &json!({"ok": false, "error": "only the user who started the run, and root, may control it"}));
             continue;
         }
-        if open.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
-            refuse(&stream, "too many connections to this run");
-            continue;
-        }
-        open.fetch_add(1, Ordering::SeqCst);
-        let count = open.clone();
-        let (shared, open, stop) = (shared.clone(), open.clone(), stop.clone());
+        let Ok(handle) = stream.try_clone() else { continue };
+        let id = {
+            let mut conns = lock(&registry);
+            if conns.open.len() >= limits.max_connections {
+                // Full: the longest idle connection makes room, so that idle or slow clients
+                // never lock out `ctl` or `top`. Only when every one is answering a request
+                // (each within ANSWER_TIMEOUT) is the new one refused.
+                let idle = conns.open.iter().enumerate().filter(|(_, c)| !c.busy).min_by_key(|(_, c)| c.quiet_since).map(|(i, _)| i);
+                let Some(i) = idle else {
+                    drop(conns);
+                    send_now(&stream, &json!({"ok": false, "error": "too many requests to this run at once: try again"}));
+                    continue;
+                };
+                let old = conns.open.swap_remove(i);
+                send_now(&old.stream, &json!({"ok": false, "error": EVICTED, "reconnect": true}));
+                let _ = old.stream.shutdown(std::net::Shutdown::Both);
+            }
+            conns.next_id += 1;
+            let id = conns.next_id;
+            conns.open.push(Connection { id, stream: handle, quiet_since: std::time::Instant::now(), busy: false });
+            id
+        };
+        let (shared, reg, stop) = (shared.clone(), registry.clone(), stop.clone());
         let spawned = std::thread::Builder::new().name("airlink-control-conn".into()).spawn(move || {
-            connection(stream, &shared, &stop);
-            open.fetch_sub(1, Ordering::SeqCst);
+            connection(stream, &shared, &stop, &reg, id, limits);
+            lock(&reg).open.retain(|c| c.id != id);
         });
         if spawned.is_err() {
             // The stream went with the closure: the client sees the connection close.
-            count.fetch_sub(1, Ordering::SeqCst);
+            lock(&registry).open.retain(|c| c.id != id);
         }
     }
 }
 
-/// Answers the lines of one connection until it closes or the run ends.
-fn connection(stream: UnixStream, shared: &Shared, stop: &StopHandle) {
-    let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
-    let mut out = match stream.try_clone() {
-        Ok(s) => s,
-        Err(_) => return,
+/// Answers the lines of one connection until it closes, breaks a limit, is closed to make
+/// room, or the run ends. A line is collected as bytes: its size and age are checked while it
+/// arrives, however slowly, and one that is not UTF-8 gets an error answer.
+fn connection(stream: UnixStream, shared: &Shared, stop: &StopHandle, registry: &Registry, id: u64, limits: Limits) {
+    // Wake-ups to look at the run's end and the line's deadline; a client that does not read
+    // its answers cannot hold the thread for ever either.
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
+    let _ = stream.set_write_timeout(Some(ANSWER_TIMEOUT));
+    let fail = |out: &UnixStream, error: String| {
+        let _ = writeln!(&*out, "{}", json!({"ok": false, "error": error}));
     };
-    let mut reader = BufReader::new(stream);
-    let mut line = String::new();
+    let too_long = || format!("a request is one line of at most {} bytes", limits.max_line);
+    let mut pending: Vec<u8> = Vec::new();
+    // When the first byte of the line in `pending` came.
+    let mut started = std::time::Instant::now();
+    let mut chunk = [0u8; 4096];
     while !stop.stopped() {
-        let mut limited = (&mut reader).take(MAX_LINE + 1);
-        match limited.read_line(&mut line) {
-            Ok(0) => return,
-            Ok(_) if !line.ends_with('\n') && line.len() as u64 > MAX_LINE => {
-                let _ = writeln!(out, "{}", json!({"ok": false, "error": format!("a request is one line of at most {MAX_LINE} bytes")}));
+        while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+            if end > limits.max_line {
+                return fail(&stream, too_long());
+            }
+            let line: Vec<u8> = pending.drain(..=end).collect();
+            started = std::time::Instant::now();
+            if !set_busy(registry, id, true) {
+                return; // closed to make room: the client was told
+            }
+            let answer = match std::str::from_utf8(&line) {
+                Ok(line) => handle(shared, line.trim()),
+                Err(_) => json!({"ok": false, "error": "request is not UTF-8"}),
+            };
+            set_busy(registry, id, false);
+            if writeln!(&stream, "{answer}").is_err() {
                 return;
             }
-            Ok(_) if line.ends_with('\n') => {
-                let answer = handle(shared, line.trim());
-                line.clear();
-                if writeln!(out, "{answer}").is_err() {
-                    return;
+        }
+        if pending.len() > limits.max_line {
+            return fail(&stream, too_long());
+        }
+        if !pending.is_empty() && started.elapsed() > limits.line_deadline {
+            return fail(&stream, format!("a request line must arrive within {} s", limits.line_deadline.as_secs_f64()));
+        }
+        match (&stream).read(&mut chunk) {
+            Ok(0) => return,
+            Ok(n) => {
+                if pending.is_empty() {
+                    started = std::time::Instant::now();
                 }
+                pending.extend_from_slice(&chunk[..n]);
             }
-            Ok(_) => {} // a partial line: read on
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted) => {}
             Err(_) => return,
         }
     }
@@ -655,6 +761,98 @@ mod tests {
         assert!(handle(&shared, r#"{"op": "up", "link": "uplink"}"#)["ok"].as_bool().unwrap());
         shared.end();
         assert_eq!(error(handle(&shared, r#"{"op": "state"}"#)), "the run has ended");
+    }
+
+    /// A control server on a mock datapath, in a folder of its own (removed when dropped).
+    struct Served(ControlServer, PathBuf);
+
+    impl Drop for Served {
+        fn drop(&mut self) {
+            self.0.stop();
+            let _ = std::fs::remove_dir_all(self.1.parent().unwrap());
+        }
+    }
+
+    fn server(limits: Limits) -> (Served, PathBuf) {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!("airlink-control-{}-{}", std::process::id(), N.fetch_add(1, Ordering::SeqCst)));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("control.sock");
+        let (shared, _) = datapath(&[]);
+        (Served(ControlServer::start_with(&path, Arc::new(shared), limits).unwrap(), path.clone()), path)
+    }
+
+    /// A client connection whose reads give up only after a generous 30 s.
+    fn connect(path: &Path) -> (UnixStream, std::io::BufReader<UnixStream>) {
+        let s = UnixStream::connect(path).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let r = std::io::BufReader::new(s.try_clone().unwrap());
+        (s, r)
+    }
+
+    fn answer(r: &mut std::io::BufReader<UnixStream>) -> Value {
+        let mut line = String::new();
+        std::io::BufRead::read_line(r, &mut line).unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
+    }
+
+    fn closed(r: &mut std::io::BufReader<UnixStream>) -> bool {
+        let mut rest = Vec::new();
+        matches!(r.read_to_end(&mut rest), Ok(0)) || matches!(r.read_to_end(&mut rest), Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset)
+    }
+
+    #[test]
+    fn a_line_sent_slowly_is_cut_off_at_the_size_limit() {
+        let (_server, path) = server(LIMITS);
+        let (mut s, mut r) = connect(&path);
+        // 80 KiB of one unfinished line in pieces, each after a pause: counted all the same.
+        for _ in 0..20 {
+            if s.write_all(&[b' '; 4096]).is_err() {
+                break; // closed already
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let e = error(answer(&mut r));
+        assert!(e.contains("at most 65536 bytes"), "{e}");
+        assert!(closed(&mut r));
+    }
+
+    #[test]
+    fn a_line_not_finished_in_time_is_cut_off() {
+        let (_server, path) = server(Limits { line_deadline: Duration::from_millis(300), ..LIMITS });
+        let (mut s, mut r) = connect(&path);
+        s.write_all(br#"{"op": "st"#).unwrap();
+        let e = error(answer(&mut r));
+        assert!(e.contains("must arrive within 0.3 s"), "{e}");
+        assert!(closed(&mut r));
+    }
+
+    #[test]
+    fn idle_connections_never_lock_out_a_new_one() {
+        let (_server, path) = server(LIMITS);
+        let mut idle: Vec<_> = (0..20).map(|_| connect(&path)).collect();
+        let (mut s, mut r) = connect(&path);
+        s.write_all(b"{\"op\": \"state\"}\n").unwrap();
+        assert_eq!(answer(&mut r)["ok"], true);
+        // The first idle connection made room and was told so; its requests go unanswered.
+        let (first, first_r) = &mut idle[0];
+        let told = answer(first_r);
+        assert_eq!((told["ok"].as_bool(), told["reconnect"].as_bool()), (Some(false), Some(true)), "{told}");
+        let _ = first.write_all(b"{\"op\": \"state\"}\n");
+        assert!(closed(first_r));
+        // The most recent idle connection is still served.
+        let (last, last_r) = idle.last_mut().unwrap();
+        last.write_all(b"{\"op\": \"state\"}\n").unwrap();
+        assert_eq!(answer(last_r)["ok"], true);
+    }
+
+    #[test]
+    fn a_request_that_is_not_utf8_is_answered_and_the_connection_goes_on() {
+        let (_server, path) = server(LIMITS);
+        let (mut s, mut r) = connect(&path);
+        s.write_all(b"{\"op\": \"st\xff\xfeate\"}\n{\"op\": \"state\"}\n").unwrap();
+        assert_eq!(error(answer(&mut r)), "request is not UTF-8");
+        assert_eq!(answer(&mut r)["ok"], true);
     }
 
     #[test]
