@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from airlink.atomic import FolderExistsError
 from airlink.cli import cli
 from airlink.studies import wipemu
 from conftest import REPO, partial_folders
@@ -153,8 +154,10 @@ def test_a_folder_that_is_no_report_is_not_deleted(airlink_cli, tmp_path: Path) 
     (out / "notes.txt").write_text("keep me")
     result = airlink_cli("reproduce", "wipemu", "--only", "table2", "--out", out)
     assert result.exit_code == 1
-    assert "not a reproduction report" in result.output
+    assert "not an airlink reproduction report" in result.output
     assert (out / "notes.txt").read_text() == "keep me"
+    forced = airlink_cli("reproduce", "wipemu", "--only", "table2", "--out", out, "--force")
+    assert forced.exit_code == 1 and sorted(p.name for p in out.iterdir()) == ["notes.txt"]
 
 
 def test_plan_merges_replaces_or_refuses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -176,11 +179,15 @@ def test_plan_merges_replaces_or_refuses(tmp_path: Path, monkeypatch: pytest.Mon
     assert rp.plan(merged, "wipemu", parts, ["fig4"], same, False) == ("table2", "fig4", "fig6")
     covered = report("covered", {"parts": ["fig4"], "settings": {"seeds": 5}})
     assert rp.plan(covered, "wipemu", parts, parts, same, False) == parts  # nothing of it is lost
-    # a report of an older airlink (no marker): replaced by a whole reproduction, never merged into
+    # a folder with report.json but no airlink marker is never taken, even for a whole reproduction
     old = report("old", None)
-    with pytest.raises(rp.ReproductionError, match="not a reproduction report"):
-        rp.plan(old, "wipemu", parts, ["fig4"], same, False)
-    assert rp.plan(old, "wipemu", parts, parts, same, False) == parts and not old.exists()
+    for force in (False, True):
+        with pytest.raises(FolderExistsError, match="not an airlink reproduction report"), \
+                rp.report_folder(old, force=force):
+            pass
+    assert sorted(p.name for p in old.iterdir()) == ["report.json"]
+    # a claimed folder without reproduction.json is a killed reproduction: its store is resumed
+    assert rp.plan(old, "wipemu", parts, ["fig4"], same, False) == ("fig4",) and old.exists()
     other = report("other", {"parts": ["table2"], "settings": same})
     with pytest.raises(rp.ReproductionError, match="reproduction of wipemu, not afc"):
         rp.plan(other, "afc", ("table2",), ["table2"], same, False)
@@ -189,5 +196,8 @@ def test_plan_merges_replaces_or_refuses(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(rp, "core_build", lambda: "another build")
     with pytest.raises(rp.ReproductionError, match="another build of airlink"):
         rp.plan(merged, "wipemu", parts, ["fig4"], same, False)
-    assert rp.plan(merged, "wipemu", parts, ["fig4"], same, True) == ("fig4",) and not merged.exists()
-    assert rp.plan(rebuilt, "wipemu", parts, ["fig4", "fig5"], same, False) == ("fig4", "fig5") and not rebuilt.exists()
+    # --force: the report is replaced when written; only the runs of the other build go
+    (merged / rp.STORE / "fig4").mkdir(parents=True)
+    assert rp.plan(merged, "wipemu", parts, ["fig4"], same, True) == ("fig4",)
+    assert not (merged / rp.STORE).exists() and (merged / "report.json").exists()
+    assert rp.plan(rebuilt, "wipemu", parts, ["fig4", "fig5"], same, False) == ("fig4", "fig5") and rebuilt.exists()

@@ -31,7 +31,7 @@ def test_run_writes_a_complete_results_folder(airlink_cli, tmp_path: Path) -> No
     result = airlink_cli("run", ADAPTIVE, "--seed", "4", *SHORT, "--out", out)
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["manifest.json", "summary.json", "flows.parquet", "intervals.parquet", "rtt.parquet", "links.parquet", "events.parquet"]
+        [".airlink", "manifest.json", "summary.json", "flows.parquet", "intervals.parquet", "rtt.parquet", "links.parquet", "events.parquet"]
     )
     for table, columns in EXPECTED_COLUMNS.items():
         frame = pd.read_parquet(out / f"{table}.parquet")

@@ -14,13 +14,32 @@ folders, computes statistics and reproduces the seed studies.
 refused
 """
 
-from airlink._core import ScenarioError
-from airlink.results import RunResult, read_results
-from airlink.experiment_run import sweep
-from airlink.runner import run
-from airlink.store import load
-from airlink.version import version as _version
+from __future__ import annotations
 
-__version__: str = _version()
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from airlink._core import ScenarioError
+    from airlink.experiment_run import sweep
+    from airlink.results import RunResult, read_results
+    from airlink.runner import run
+    from airlink.store import load
+
+# Loaded on first use: the `airlink` command imports this package before it can catch Ctrl-C,
+# so the package itself must load nothing heavy (pandas, the core).
+_LAZY = {"ScenarioError": "airlink._core", "RunResult": "airlink.results", "read_results": "airlink.results",
+         "sweep": "airlink.experiment_run", "run": "airlink.runner", "load": "airlink.store"}
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name == "__version__":
+        from airlink.version import version
+
+        return version()
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'airlink' has no attribute {name!r}")
 
 __all__ = ["RunResult", "ScenarioError", "__version__", "load", "read_results", "run", "sweep"]

@@ -6,22 +6,40 @@ Exit codes: 0 success; 1 a refused or failed action (results folder exists, a fi
 
 from __future__ import annotations
 
-import contextlib
-import json
+import os
 import signal
-import sys
-import tomllib
-from pathlib import Path
-from typing import Any, NoReturn
+import threading
 
-import click
 
-from airlink import _core, runner
-from airlink.atomic import FolderExistsError
-from airlink.scenarios import read_scenario_text
-from airlink.studies import STUDIES, reproduce_into, wipemu
-from airlink.summary_text import flow_labels, format_flows, format_summary
-from airlink.version import version
+def _interrupted_while_loading(signum: int, frame: object) -> None:
+    # Nothing is written yet: one line and the usual code, not a traceback from inside an import.
+    os.write(2, b"airlink: interrupted\n")
+    os._exit(130)
+
+
+# Loading the modules below takes about a second; Ctrl-C then must not print a traceback.
+_LOADING = threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+if _LOADING:
+    signal.signal(signal.SIGINT, _interrupted_while_loading)
+
+import contextlib  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+import tomllib  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any, NoReturn  # noqa: E402
+
+import click  # noqa: E402
+
+from airlink import _core, runner  # noqa: E402
+from airlink.atomic import FolderExistsError, OutputError, check_output  # noqa: E402
+from airlink.scenarios import read_scenario_text  # noqa: E402
+from airlink.studies import STUDIES, reproduce_into, wipemu  # noqa: E402
+from airlink.summary_text import flow_labels, format_flows, format_summary  # noqa: E402
+from airlink.version import version  # noqa: E402
+
+if _LOADING:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 EXIT_REFUSED = 1
 EXIT_BAD_INPUT = 2
@@ -42,11 +60,14 @@ class AirlinkGroup(click.Group):
         except _core.ScenarioError as e:
             click.echo(str(e), err=True)
             ctx.exit(EXIT_BAD_INPUT)
-        except (FolderExistsError, FileNotFoundError) as e:
+        except (FolderExistsError, OutputError, FileNotFoundError) as e:
             click.echo(f"airlink: {e}", err=True)
             ctx.exit(EXIT_REFUSED)
+        except OSError as e:  # an output path the system refuses (disk full, read-only, ...): one line
+            click.echo(f"airlink: {e.filename + ': ' if e.filename else ''}{e.strerror or e}", err=True)
+            ctx.exit(EXIT_REFUSED)
         except KeyboardInterrupt:
-            click.echo("airlink: interrupted; nothing was left under the results name", err=True)
+            click.echo("airlink: interrupted; nothing was left under the output name", err=True)
             ctx.exit(EXIT_INTERRUPTED)
 
 
@@ -107,11 +128,9 @@ def _default_results_folder(name: str, seed: int) -> Path:
 
 
 def _guard_force(out: Path, force: bool) -> None:
-    """--force replaces only what airlink wrote: a results folder (with its manifest) or an
-    empty folder, never any other folder the path happens to name."""
-    if force and out.is_dir() and any(out.iterdir()) and not (out / "manifest.json").is_file():
-        raise FolderExistsError(f"{out} exists and is not an airlink results folder (no manifest.json): "
-                                "--force replaces only results folders; choose another --out")
+    """Refuses, before the scenario runs, a results folder airlink may not write (the one rule of
+    ``airlink.atomic.check_output``: --force replaces only a results folder airlink marked)."""
+    check_output(out, "results", replace=force)
 
 
 def _print_warnings(scenario: Path, overrides: tuple[str, ...]) -> list[str]:
@@ -221,8 +240,8 @@ ALL_PARTS = list(dict.fromkeys(part for study in STUDIES.values() for part in st
               help="wipemu: ARQ limits to run instead of the study's 3,4,5,6,8,10,15,20,30 (a quick look).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a value in every run, e.g. \"flow.0.bytes=300 kB\" (a quick look; repeatable).")
-@click.option("--force", is_flag=True, help="Replace a report folder that cannot be merged with (other settings, "
-              "another study, not a report).")
+@click.option("--force", is_flag=True, help="Replace the report of a reproduction folder that cannot be merged with "
+              "(other settings, another study); its stored runs are kept and reused.")
 def reproduce(study: str, out: Path | None, seeds: int | None, only: str | None, as_json: bool, jobs: int | None,
               arq_limits: tuple[int, ...] | None, overrides: tuple[str, ...], force: bool) -> None:
     """Reproduce a study's tables and figures into a report folder.
@@ -251,8 +270,16 @@ def reproduce(study: str, out: Path | None, seeds: int | None, only: str | None,
     if study == "wipemu":
         settings["arq_limits"] = sorted(set(arq_limits or wipemu.ARQ_LIMITS))
     out = out or Path("reports") / study
-    rep, parts = reproduce_into(study, out, only=only, settings=settings, force=force,
-                                progress=not as_json and sys.stderr.isatty(), **options)
+    try:
+        rep, parts = reproduce_into(study, out, only=only, settings=settings, force=force,
+                                    progress=not as_json and sys.stderr.isatty(), **options)
+    except KeyboardInterrupt:
+        from airlink.studies.reproduction import runs_kept
+
+        kept = runs_kept(out) if out.is_dir() else 0
+        click.echo(f"airlink: interrupted: {kept} finished runs kept in {out / 'store'}; run the same command "
+                   "again to resume", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     if only and set(parts) != {only}:
         click.echo(f"airlink: merged {only} into the report's {', '.join(p for p in parts if p != only)}", err=True)
     if as_json:
@@ -765,7 +792,7 @@ def validate_tcp(quick: bool, preset: str | None, seed: int, seconds: float | No
     per link loss within 1.2x, timeouts within 2 per 100 s). Needs root for the emulated runs
     (they are reported as skipped otherwise). Writes OUT/index.html, README.md, CSVs and plots."""
     from airlink import validate as v
-    from airlink.atomic import atomic_folder, ensure_writable
+    from airlink.atomic import atomic_folder
 
     preset = preset or v.default_preset()
     if not v.preset_known(preset):
@@ -773,8 +800,8 @@ def validate_tcp(quick: bool, preset: str | None, seed: int, seconds: float | No
     points = v.matrix(quick=quick, seconds=seconds, only=only)
     if not points:
         raise click.BadParameter("no matrix point matches", param_hint="--only")
-    ensure_writable(out, replace=force)
-    with atomic_folder(out, replace=force) as tmp:
+    check_output(out, "validation", replace=force)  # before the long runs
+    with atomic_folder(out, replace=force, kind="validation") as tmp:
         report = v.run(points, tmp, preset=preset, seed=seed, progress=lambda m: click.echo(m, err=True))
     click.echo(v.format_text(report))
     click.echo(f"report: {out / 'index.html'}")
@@ -807,11 +834,40 @@ def sweep(experiment: Path, out: Path | None, jobs: int | None, dask: str | None
             raise click.BadParameter(str(e), param_hint="--dask") from None
         except ImportError:
             raise click.BadParameter("needs dask.distributed: pip install 'airlink[cluster]'", param_hint="--dask") from None
+    from airlink.atomic import write_marker
+
     exp = ex.load_experiment(experiment)
+    out = out or Path(f"{experiment.stem}.sweep")
+    check_output(out, "store")  # a store is resumed; anything else airlink did not make is refused
     click.echo(ex.describe(exp), err=True)
-    root = experiment_run.run_experiment(exp, out, jobs=jobs, dask=dask, progress=sys.stderr.isatty())
+    try:
+        root = experiment_run.run_experiment(exp, out, jobs=jobs, dask=dask, progress=sys.stderr.isatty())
+    except KeyboardInterrupt:
+        _interrupted_sweep(exp, out)
+    # Marked once Store.open made it a store (a store killed before this is still known by its manifest).
+    write_marker(root, "store")
     click.echo(store.format_summary(store.load(root, "summary"), list(exp.parameters)))
     click.echo(f"results: {root}")
+
+
+def _interrupted_sweep(exp: Any, out: Path) -> NoReturn:
+    """Ctrl-C on a sweep: finished runs are in the store; say how many, truthfully."""
+    from airlink.atomic import write_marker
+    from airlink.store import Store
+
+    if (out / "runs").is_dir():
+        write_marker(out, "store")
+    done = Store(out)
+    rule = exp.repetitions
+    if rule.rule == "fixed":
+        keys = [exp.run_key(c, r) for c in exp.configs for r in range(rule.count)]
+        kept = sum(1 for k in keys if (record := done.get(k)) is not None and record["status"] == "ok")
+        what = f"{kept} of {len(keys)} runs"
+    else:
+        kept = sum(1 for _ in done.runs.glob("*.json")) if done.runs.is_dir() else 0
+        what = f"{kept} runs (the repetition rule decides how many more)"
+    click.echo(f"airlink: interrupted: {what} kept in {out}; run the same command again to resume", err=True)
+    sys.exit(EXIT_INTERRUPTED)
 
 
 @cli.command()
@@ -836,20 +892,25 @@ def report(results: Path, out: Path | None, runs: tuple[str, ...], force: bool) 
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
               help="PNG file (default: RUN/timeseries.png for one run, timeseries.png for several).")
-def plot(runs: tuple[Path, ...], out: Path | None) -> None:
+@click.option("--force", is_flag=True, help="Replace an existing plot (only a PNG airlink drew).")
+def plot(runs: tuple[Path, ...], out: Path | None, force: bool) -> None:
     """Draw the time series of one or several RUNS (results folders of `run`, `emulate` or a
     sweep's STORE/series/KEY): throughput, cwnd or rate, RTT, queue, losses and link state."""
     from airlink import plots
+    from airlink.atomic import claim_file, write_file
     from airlink.results import ResultsError, read_results
 
+    if out is not None and out.suffix.lower() != ".png":
+        raise click.BadParameter(f"{out}: a plot is a PNG file; give a name ending in .png", param_hint="--out")
+    out = out or (runs[0] / "timeseries.png" if len(runs) == 1 else Path("timeseries.png"))
+    claim_file(out, force=force)  # before reading the runs
     try:
         results = [(p.name, read_results(p)) for p in runs]
     except ResultsError as e:
         raise click.ClickException(str(e)) from None
-    out = out or (runs[0] / "timeseries.png" if len(runs) == 1 else Path("timeseries.png"))
     title = " vs ".join(f"{r.summary.get('scenario', p)} seed {r.manifest.get('seed')} ({r.manifest.get('mode')})"
                         for p, r in results)
-    plots.runs_png(out, results, title)
+    write_file(out, lambda path: plots.runs_png(path, results, title), force=force)
     click.echo(f"plot: {out}")
 
 
@@ -878,4 +939,13 @@ def _exit_on_sigterm(signum: int, frame: object) -> NoReturn:
 def main() -> None:
     """Entry point of the ``airlink`` script."""
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    cli()
+    # Not click's standalone mode, which turns Ctrl-C outside a command into "Aborted!" and exit 1.
+    try:
+        code = cli.main(standalone_mode=False)
+    except (KeyboardInterrupt, click.exceptions.Abort):
+        click.echo("airlink: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -200,7 +200,7 @@ def emulate(
         raise ValueError("a server command needs a client command (with neither, the scenario's flows run "
                          "with airlink's own transports)")
     out = Path(out) if out is not None else default_out(scenario)
-    with atomic_folder(out, replace=force) as tmp:
+    with atomic_folder(out, replace=force, kind="results") as tmp:
         emu, source = _start(scenario, seed=seed, overrides=overrides, pcap_dir=tmp, snaplen=snaplen, realtime=realtime,
                              max_in_flight_bytes=max_in_flight_bytes)
         sink = ParquetSink(tmp)
@@ -312,7 +312,7 @@ def gateway(
     out = Path(out) if out is not None else default_out(scenario)
     source = os.fspath(scenario)
     text = read_scenario_text(source)
-    with atomic_folder(out, replace=force) as tmp:
+    with atomic_folder(out, replace=force, kind="results") as tmp:
         emu = _core.Emulation(text, source, seed, list(overrides), str(tmp), snaplen, realtime,
                               gateway=(client_side, server_side))
         sink = ParquetSink(tmp)

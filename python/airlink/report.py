@@ -190,7 +190,8 @@ def write_report(results: str | Path, out: str | Path | None = None, *, runs: Se
     differences = load(root, "differences")
     labels = config_labels(summary, parameters)
     out = Path(out) if out is not None else root / "report"
-    with atomic_folder(out, replace=replace or out == root / "report") as tmp:
+    # The default folder is redrawn on every call; any other is replaced only with --force.
+    with atomic_folder(out, replace=replace or out == root / "report", kind="report") as tmp:
         body = [f"<h1>Sweep report: {html.escape(Path(head['file']).name)}</h1>",
                 f"<p>{len(labels)} configurations of {len(parameters)} swept parameters "
                 f"({html.escape(', '.join(parameters) or 'none')}), rule {html.escape(head['rule'])}, "

@@ -95,7 +95,7 @@ def execute(
 
     out = Path(out)
     import_pandas_now()  # before the folder exists: a signal from here on is never lost
-    with atomic_folder(out, replace=force) as tmp:
+    with atomic_folder(out, replace=force, kind="results") as tmp:
         sink = ParquetSink(tmp)
         try:
             _drive(sim, sink, chunk_ns)

@@ -96,7 +96,7 @@ def reproduce_into(study: str, out: Path, *, only: str | None = None, settings: 
     folder ``out``; ``settings`` are what must match for a merge (seeds, --set, ...), ``options``
     go to the study's ``reproduce``. Returns the reproduction and the parts its report shows."""
     chosen = STUDIES[study]
-    with reproduction.report_folder(out):
+    with reproduction.report_folder(out, force=force):
         parts = reproduction.plan(out, study, chosen.parts, [only] if only else chosen.parts, settings, force)
         rep = chosen.reproduce(parts=parts, out=out, **options)
         reproduction.write_report(out, lambda folder: chosen.write_report(rep, folder),

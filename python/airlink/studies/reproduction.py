@@ -10,10 +10,17 @@ A report folder ``OUT`` holds::
                          report shows, and the files it wrote
     index.html, ...      the study's report
 
+The folder is taken (``airlink.atomic.claim_output``, kind "reproduction") and marked before the
+first run, so a reproduction killed at any moment (``kill -9``) is resumed by the same command: its
+stored runs are found, only the missing ones run. Nothing in a folder airlink did not mark is ever
+deleted or written.
+
 ``--only X`` into a folder holding other parts merges: when the settings are the same, every part
 already there is computed again from its stored runs (nothing runs again) together with X, so
 the report stays one consistent whole. With other settings the parts would not belong together,
-so that is refused unless ``--force`` (which replaces the report and keeps the reusable runs).
+so that is refused unless ``--force``, which replaces the report's files and keeps the stored runs
+(they are found by their keys, whatever the settings). Only runs of another build of the core
+are thrown away: they are not reusable.
 """
 
 from __future__ import annotations
@@ -31,7 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from airlink import _core
-from airlink.atomic import FolderExistsError, _pid_alive, folder_lock
+from airlink.atomic import MARKER as OUTPUT_MARKER
+from airlink.atomic import FolderExistsError, _pid_alive, claim_output, folder_lock
 from airlink.experiment import Experiment
 from airlink.experiment_run import run_experiment
 from airlink.store import Store, load, write_atomic
@@ -55,27 +63,22 @@ def read_marker(out: Path) -> dict[str, Any] | None:
 
 def plan(out: Path, study: str, all_parts: Sequence[str], parts: Sequence[str], settings: Mapping[str, Any],
          force: bool) -> tuple[str, ...]:
-    """The parts to compute into ``out`` when ``parts`` are asked for: those, and the parts already
-    there with the same settings (a merge). Refuses, unless ``force``, whatever would drop or mix
-    parts of an existing report; with ``force`` a folder that cannot be merged is emptied."""
+    """The parts to compute into the claimed folder ``out`` when ``parts`` are asked for: those,
+    and the parts already there with the same settings (a merge). Refuses, unless ``force``,
+    whatever would drop or mix parts of an existing report. Deletes nothing but the stored runs
+    of another build of the core (never reused); the old report's files go when the new report
+    is written (``write_report``)."""
     order = {p: i for i, p in enumerate(all_parts)}
     asked = tuple(sorted(set(parts), key=order.__getitem__))
-    if not out.exists() or not any(p for p in out.iterdir() if not p.name.startswith(".report.partial-")):
-        return asked
     old = read_marker(out)
-    problem = None
     if old is None:
-        # A report of an older airlink (report.json, no store) is replaced by a whole reproduction
-        # as it always was; anything else is not ours to delete.
-        if (out / "report.json").exists() and set(asked) == set(all_parts):
-            shutil.rmtree(out)
-            return asked
-        problem = f"{out} is not a reproduction report of this airlink (no {MARKER}), so it cannot be merged into"
-    elif old["study"] != study:
+        return asked  # no report yet (a new folder, or a killed reproduction): its stored runs are reused
+    problem = None
+    if old["study"] != study:
         problem = f"{out} holds a reproduction of {old['study']}, not {study}"
     elif (old.get("airlink"), old.get("core")) != (version(), core_build()):
-        if set(old.get("parts", [])) <= set(asked):
-            shutil.rmtree(out)  # its runs may differ from this build's, and every part is redone
+        if set(old.get("parts", [])) <= set(asked) or force:
+            shutil.rmtree(out / STORE, ignore_errors=True)  # its runs may differ from this build's
             return asked
         problem = (f"{out} was written by another build of airlink ({old.get('airlink')}); its runs are not "
                    "reused, so the report's other parts cannot be kept")
@@ -88,8 +91,8 @@ def plan(out: Path, study: str, all_parts: Sequence[str], parts: Sequence[str], 
         problem = (f"{out} holds {', '.join(had)} with other settings ({_settings_text(old.get('settings', {}))}) "
                    f"than these ({_settings_text(settings)}); a report of both would mix them")
     if not force:
-        raise ReproductionError(f"{problem}: choose another --out, or --force to replace it")
-    shutil.rmtree(out)
+        raise ReproductionError(f"{problem}: choose another --out, or --force to replace its report (its stored "
+                                "runs are kept and reused)")
     return asked
 
 
@@ -105,11 +108,22 @@ def _settings_text(settings: Mapping[str, Any]) -> str:
 
 
 @contextmanager
-def report_folder(out: Path) -> Iterator[Path]:
-    """Holds the right to write ``out`` for a whole reproduction (a second one fails at once)."""
+def report_folder(out: Path, *, force: bool = False) -> Iterator[Path]:
+    """Holds the right to write ``out`` for a whole reproduction (a second one fails at once),
+    and takes the folder under airlink's one rule for output folders: new, empty, or a
+    reproduction airlink marked (resumed without --force)."""
+    from airlink.atomic import check_output
+
+    check_output(out, "reproduction", replace=force)  # before creating anything for a path we refuse
     out.parent.mkdir(parents=True, exist_ok=True)
     with folder_lock(out):
+        claim_output(out, "reproduction", force=force)
         yield out
+
+
+def runs_kept(out: Path) -> int:
+    """How many finished runs the stores of the report folder ``out`` hold."""
+    return sum(1 for _ in (out / STORE).glob("*/runs/*.json"))
 
 
 def store_of(out: Path, part: str) -> Path:
@@ -169,7 +183,8 @@ def write_report(out: Path, write: Callable[[Path], None], marker: Mapping[str, 
     tmp.mkdir(parents=True)
     try:
         write(tmp)
-        names = sorted(p.name for p in tmp.iterdir())
+        # A study's writer may mark its folder too; the reproduction's own marker stays.
+        names = sorted(p.name for p in tmp.iterdir() if p.name != OUTPUT_MARKER)
         if STORE in names or MARKER in names:
             raise ValueError(f"a report may not write {STORE} or {MARKER}")
         for name in names:
@@ -178,7 +193,8 @@ def write_report(out: Path, write: Callable[[Path], None], marker: Mapping[str, 
         shutil.rmtree(tmp, ignore_errors=True)
     old = read_marker(out) or {}
     for name in set(old.get("files", [])) - set(names):
-        (out / name).unlink(missing_ok=True)
+        if "/" not in name and name not in (STORE, MARKER, OUTPUT_MARKER):  # only a file the old report wrote
+            (out / name).unlink(missing_ok=True)
     body = {**marker, "airlink": version(), "core": core_build(), "files": names}
     write_atomic(out / MARKER, (json.dumps(body, indent=1) + "\n").encode())
 
