@@ -30,7 +30,20 @@ computed once from its summary and stored with it. With a ``reference``, each co
 paired with the one that differs only in the reference's parameters, repetition by repetition
 (common random numbers), and the store holds the differences with their intervals.
 
-Everything is validated before a run starts; errors name the file, line and column.
+Everything is validated before a run starts; errors name the file, line and column, and say
+what was expected. Files are read through ``airlink.files`` (regular files only, size caps, UTF-8
+checked) and a file the experiment names is never quoted in an error: only its path and place.
+
+Bounds, checked before any list is built (a range's length is computed, not enumerated):
+
+* ``MAX_VALUES`` values per parameter (a list or a range), ``MAX_CONFIGURATIONS`` points in the
+  grid (the product of the crossed parameters' counts and the zipped count);
+* ``MAX_REPETITIONS`` for ``count`` and ``max``, and ``MAX_RUNS`` runs in all (configurations ×
+  ``count``, or × ``max`` for the t and dccp rules);
+* ``precision`` at least ``MIN_PRECISION`` (a relative half-width of 10⁻⁶ already needs far more
+  runs than ``max`` allows: a smaller one would only run every configuration to its maximum);
+* values nested at most ``MAX_DEPTH`` levels (tables and arrays);
+* range bounds and steps are finite numbers, the step not zero and pointing from start to stop.
 """
 
 from __future__ import annotations
@@ -48,10 +61,19 @@ from typing import Any
 import numpy as np
 
 from airlink import _core, stats
-from airlink.scenarios import display_path
+from airlink import files as files_
+from airlink.scenarios import MAX_SCENARIO_BYTES, display_path, read_scenario_text
 
 RULES = ("fixed", "t", "dccp")
 DCCP_PILOT = 3  # [S3] n_base
+
+#: Upper bounds of an experiment (see the module's documentation).
+MAX_VALUES = 10_000
+MAX_CONFIGURATIONS = 10_000
+MAX_REPETITIONS = 10_000
+MAX_RUNS = 1_000_000
+MIN_PRECISION = 1e-6
+MAX_DEPTH = 16
 
 
 class ExperimentError(_core.ScenarioError):
@@ -141,7 +163,12 @@ def run_key(resolved: str, seed: int, inputs: Sequence[Input] = ()) -> str:
 
 
 def sha256_file(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return hashlib.sha256(files_.read_bytes(path, "input file", files_.MAX_TRACE_BYTES)).hexdigest()
+
+
+def _sha256_text(text: str) -> str:
+    """The hash of a file read as ``text`` (UTF-8 decoding and encoding give back its bytes)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -164,6 +191,28 @@ class _Where:
         return ExperimentError(f"{self.path}: {what}")
 
 
+def _kind(value: Any) -> str:
+    """What a TOML value is, for messages that should not quote it."""
+    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "an array",
+             dict: "a table"}
+    return next((n for t, n in names.items() if isinstance(value, t)), "a date or time")
+
+
+def _too_deep(doc: Any) -> list[str]:
+    """The keys leading to a value nested more than MAX_DEPTH levels deep, or [] (iterative:
+    the document may be nested as deep as tomllib allows)."""
+    stack: list[tuple[Any, list[str]]] = [(doc, [])]
+    while stack:
+        node, keys = stack.pop()
+        if len(keys) > MAX_DEPTH:
+            return keys
+        if isinstance(node, dict):
+            stack += [(v, [*keys, str(k)]) for k, v in node.items()]
+        elif isinstance(node, list):
+            stack += [(v, [*keys, f"[{i}]"]) for i, v in enumerate(node)]
+    return []
+
+
 def _override_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -172,22 +221,11 @@ def _override_value(value: Any) -> str:
 
 def _expand(name: str, spec: Any, where: _Where) -> list[Any]:
     """A parameter's values: a list, or a range table {start, stop, step[, unit]} with ``stop`` included."""
+    count = _count(name, spec, where)
     if isinstance(spec, list):
-        if not spec:
-            raise where.error(f"parameter {name!r} has no values", name)
         return spec
     if isinstance(spec, dict):
-        unknown = set(spec) - {"start", "stop", "step", "unit"}
-        missing = {"start", "stop", "step"} - set(spec)
-        if unknown or missing:
-            raise where.error(f"range {name!r} takes start, stop, step and optionally unit "
-                              f"(missing {sorted(missing)}, unknown {sorted(unknown)})", name)
         start, stop, step = spec["start"], spec["stop"], spec["step"]
-        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (start, stop, step)):
-            raise where.error(f"range {name!r}: start, stop and step must be numbers", name)
-        if step == 0 or (stop - start) / step < 0:
-            raise where.error(f"range {name!r}: step {step} never gets from {start} to {stop}", name)
-        count = math.floor((stop - start) / step + 1e-9) + 1
         integral = all(isinstance(v, int) for v in (start, stop, step))
         values: list[Any] = [start + i * step if integral else round(start + i * step, 12) for i in range(count)]
         unit = spec.get("unit")
@@ -195,25 +233,66 @@ def _expand(name: str, spec: Any, where: _Where) -> list[Any]:
     raise where.error(f"parameter {name!r}: expected a list of values or a range table", name)
 
 
+def _count(name: str, spec: Any, where: _Where) -> int:
+    """How many values a parameter has, without building them; checks the spec and its bound."""
+    if isinstance(spec, list):
+        count = len(spec)
+        if not spec:
+            raise where.error(f"parameter {name!r} has no values: expected a non-empty list", name)
+    elif isinstance(spec, dict):
+        unknown = set(spec) - {"start", "stop", "step", "unit"}
+        missing = {"start", "stop", "step"} - set(spec)
+        if unknown or missing:
+            raise where.error(f"range {name!r} takes start, stop, step and optionally unit "
+                              f"(missing {sorted(missing)}, unknown {sorted(unknown)})", name)
+        start, stop, step = spec["start"], spec["stop"], spec["step"]
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (start, stop, step)):
+            raise where.error(f"range {name!r}: expected numbers for start, stop and step", name)
+        if not all(abs(v) < 2**63 and math.isfinite(v) for v in (start, stop, step)):  # NaN, inf, 1e400
+            raise where.error(f"range {name!r}: expected finite numbers (below 2^63 in size) for start, stop "
+                              "and step", name)
+        if "unit" in spec and not isinstance(spec["unit"], str):
+            raise where.error(f"range {name!r}: expected a unit such as \"ms\" (a string)", name)
+        span = (stop - start) / step if step else math.nan
+        if not span >= 0:  # a zero step, or one pointing away from stop
+            raise where.error(f"range {name!r}: the step never gets from start to stop: expected a step "
+                              "that is not zero and has the sign of stop - start", name)
+        if span + 1 > MAX_VALUES + 1:  # decided before floor(): span may be 1e300
+            raise where.error(f"range {name!r} has about {span + 1:.3g} values: expected at most {MAX_VALUES} "
+                              "(a larger step)", name)
+        count = math.floor(span + 1e-9) + 1
+    else:
+        raise where.error(f"parameter {name!r}: expected a list of values or a range table "
+                          "{ start, stop, step[, unit] }", name)
+    if count > MAX_VALUES:
+        raise where.error(f"parameter {name!r} has {count} values: expected at most {MAX_VALUES}", name)
+    return count
+
+
 def _grid(vary: Mapping[str, Any], where: _Where) -> list[tuple[tuple[str, Any], ...]]:
-    crossed = {k: _expand(k, v, where) for k, v in vary.items() if k != "zip"}
-    axes: list[list[tuple[tuple[str, Any], ...]]] = [[((k, v),) for v in vs] for k, vs in crossed.items()]
     zipped = vary.get("zip", {})
     if not isinstance(zipped, dict):
         raise where.error("[vary.zip] must be a table of equally long lists", "zip")
+    # The grid's size from the counts alone, before any value list or point is built.
+    counts = {k: _count(k, v, where) for k, v in vary.items() if k != "zip"}
+    lengths = {k: _count(k, v, where) for k, v in zipped.items()}
+    if len(set(lengths.values())) > 1:
+        raise where.error(f"zipped parameters must have equally many values, got {lengths}", "zip")
+    size = math.prod([*counts.values(), *set(lengths.values())])
+    if size > MAX_CONFIGURATIONS:
+        raise where.error(f"the grid has {size} configurations: expected at most {MAX_CONFIGURATIONS}", "vary")
+    crossed = {k: _expand(k, v, where) for k, v in vary.items() if k != "zip"}
+    axes: list[list[tuple[tuple[str, Any], ...]]] = [[((k, v),) for v in vs] for k, vs in crossed.items()]
     if zipped:
         columns = {k: _expand(k, v, where) for k, v in zipped.items()}
-        lengths = {k: len(v) for k, v in columns.items()}
-        if len(set(lengths.values())) != 1:
-            raise where.error(f"zipped parameters must have equally many values, got {lengths}", "zip")
         axes.append([tuple(zip(columns, row)) for row in zip(*columns.values())])
     return [tuple(itertools.chain.from_iterable(point)) for point in itertools.product(*axes)]
 
 
 def _int(table: Mapping[str, Any], key: str, default: int, lowest: int, where: _Where) -> int:
     value = table.get(key, default)
-    if not isinstance(value, int) or isinstance(value, bool) or value < lowest:
-        raise where.error(f"repetitions.{key} must be an integer ≥ {lowest}, got {value!r}", key)
+    if not isinstance(value, int) or isinstance(value, bool) or not lowest <= value <= MAX_REPETITIONS:
+        raise where.error(f"repetitions.{key} must be an integer from {lowest} to {MAX_REPETITIONS}, got {value!r}", key)
     return value
 
 
@@ -227,9 +306,9 @@ def _repetitions(table: Mapping[str, Any], metrics: Sequence[str], where: _Where
     if rule == "fixed":
         return Repetitions(rule, count=_int(table, "count", 1, 1, where))
     precision = table.get("precision", 0.05)
-    if not isinstance(precision, int | float) or isinstance(precision, bool) or not 0 < precision < 1:
+    if not isinstance(precision, int | float) or isinstance(precision, bool) or not MIN_PRECISION <= precision < 1:
         raise where.error(f"repetitions.precision is the half-width as a fraction of the mean, "
-                          f"0 < precision < 1, got {precision!r}", "precision")
+                          f"{MIN_PRECISION:g} ≤ precision < 1, got {precision!r}", "precision")
     low = _int(table, "min", DCCP_PILOT if rule == "dccp" else 3, 2, where)
     high = _int(table, "max", 30 if rule == "t" else 1000, low, where)
     if rule == "dccp" and low != DCCP_PILOT:
@@ -255,7 +334,8 @@ def _inputs(resolved: str, files: dict[str, bytes]) -> tuple[Input, ...]:
             for k, v in node.items():
                 if k == "file" and isinstance(v, str):
                     if v not in files:
-                        files[v] = Path(v).read_bytes()
+                        files[v] = files_.read_bytes(v, "trace file", files_.MAX_TRACE_BYTES,
+                                                     error=_core.ScenarioError)
                     found.append(Input(f"{prefix}{k}", v, hashlib.sha256(files[v]).hexdigest()))
                 else:
                     walk(v, f"{prefix}{k}.")
@@ -294,12 +374,12 @@ def _reference(head: Mapping[str, Any], points: Sequence[tuple[tuple[str, Any], 
 def load_experiment(path: str | Path) -> Experiment:
     """Parses and validates an experiment file, and resolves every configuration of its grid."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ExperimentError(f"{path}: cannot read: {e.strerror}") from None
+    text = files_.read_text(path, "experiment file", files_.MAX_EXPERIMENT_BYTES, error=ExperimentError)
     try:
         doc = tomllib.loads(text)
+    except RecursionError:  # tomllib recurses into nested arrays and inline tables
+        raise ExperimentError(f"{path}: arrays or tables nested too deeply: expected at most {MAX_DEPTH} "
+                              "levels") from None
     except tomllib.TOMLDecodeError as e:
         # tomllib's message ends with "(at line L, column C)" or "(at end of document)"
         m = re.search(r"\(at line (\d+), column (\d+)\)$", str(e))
@@ -307,6 +387,9 @@ def load_experiment(path: str | Path) -> Experiment:
         what = re.sub(r"\s*\(at (line|end).*\)$", "", str(e))
         raise ExperimentError(f"{path}:{line}:{column}: {what}, expected valid TOML") from None
     where = _Where(path, text)
+    if deep := _too_deep(doc):
+        raise where.error(f"{'.'.join(deep)}: nested more than {MAX_DEPTH} levels deep: expected at most "
+                          f"{MAX_DEPTH} levels of tables and arrays", *reversed(deep))
     if unknown := sorted(set(doc) - {"experiment", "vary", "repetitions"}):
         raise where.error(f"unknown table [{unknown[0]}], expected [experiment], [vary] and [repetitions]", unknown[0])
     head = doc.get("experiment")
@@ -314,11 +397,12 @@ def load_experiment(path: str | Path) -> Experiment:
         raise where.error("[experiment] with a scenario = \"path\" is required", "experiment")
     if unknown := sorted(set(head) - {"scenario", "seed", "metrics", "flow_class", "reference", "series"}):
         raise where.error(f"unknown key {unknown[0]!r} in [experiment]", unknown[0])
+    if not isinstance(head["scenario"], str) or not head["scenario"] or "\0" in head["scenario"]:
+        raise where.error("experiment.scenario: expected the path of a scenario file (a non-empty string), "
+                          f"got {_kind(head['scenario'])}", "scenario")
     scenario_path = (path.parent / head["scenario"]).resolve()
-    try:
-        scenario_text = scenario_path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise where.error(f"cannot read scenario {str(scenario_path)!r}: {e.strerror}", "scenario") from None
+    scenario_text = files_.read_text(scenario_path, "scenario file", MAX_SCENARIO_BYTES,
+                                     error=lambda what: where.error(what, "scenario"))
     seed = head.get("seed", 1)
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**63:
         raise where.error(f"experiment.seed must be a non-negative integer, got {seed!r}", "seed")
@@ -334,10 +418,16 @@ def load_experiment(path: str | Path) -> Experiment:
     vary = doc.get("vary", {})
     if not isinstance(vary, dict):
         raise where.error("[vary] must be a table of parameter = [values]", "vary")
+    if not isinstance(doc.get("repetitions", {}), dict):
+        raise where.error("[repetitions] must be a table", "repetitions")
+    repetitions = _repetitions(doc.get("repetitions", {}), metrics, where)
     points = _grid(vary, where)
     if not points:
         raise where.error("the grid is empty", "vary")
-    repetitions = _repetitions(doc.get("repetitions", {}), metrics, where)
+    per_config = repetitions.count if repetitions.rule == "fixed" else repetitions.max
+    if len(points) * per_config > MAX_RUNS:
+        raise where.error(f"{len(points)} configurations × {per_config} repetitions are {len(points) * per_config} "
+                          f"runs: expected at most {MAX_RUNS}", "count", "max", "repetitions")
     reference, references = _reference(head, points, where)
     series = head.get("series", True)
     if not isinstance(series, bool):
@@ -349,12 +439,13 @@ def load_experiment(path: str | Path) -> Experiment:
         try:
             configs.append(_config(index, params, overrides, scenario_text, str(scenario_path), files))
         except _core.ScenarioError as e:
-            names = [k for k, _ in params if f"--set {k}=" in str(e)] or ["vary"]
-            raise where.error(f"{e}", *names) from None
-        except OSError as e:
-            raise where.error(f"cannot read input file {e.filename!r}: {e.strerror}", "scenario") from None
+            # An override's error points at its parameter, any other at the scenario.
+            names = [k for k, _ in params if f"--set {k}=" in str(e)] or ["scenario"]
+            # Only the core's first line (file:line:col: what): the lines after it quote the
+            # scenario, and the file an experiment names may be no scenario at all.
+            raise where.error(str(e).split("\n", 1)[0], *names) from None
     parameters = tuple(k for k, _ in points[0])
-    hashes = {str(path.resolve()): sha256_file(path), str(scenario_path): sha256_file(scenario_path)}
+    hashes = {str(path.resolve()): _sha256_text(text), str(scenario_path): _sha256_text(scenario_text)}
     hashes.update({i.path: i.sha256 for c in configs for i in c.inputs})
     return Experiment(
         path=path, text=text, scenario_path=scenario_path, scenario_text=scenario_text, seed=seed,
@@ -379,14 +470,14 @@ def build_experiment(name: str, description: str, scenario: Path,
     and every configuration runs once per seed of ``seeds``, or as ``repetitions`` decides (its
     runs then take seeds from ``seeds`` in order, as many as its maximum). ``description`` takes
     the place of the experiment file's text in the store's manifest and reports."""
-    text = scenario.read_text(encoding="utf-8")
+    text = read_scenario_text(scenario)
     source = display_path(scenario)
     files: dict[str, bytes] = {}
     configs = tuple(_config(i, params, tuple(overrides), text, source, files)
                     for i, (params, overrides) in enumerate(points))
     if not configs or not seeds:
         raise ValueError(f"{name}: an experiment needs at least one configuration and one seed")
-    hashes = {str(scenario.resolve()): sha256_file(scenario), **{i.path: i.sha256 for c in configs for i in c.inputs}}
+    hashes = {str(scenario.resolve()): _sha256_text(text), **{i.path: i.sha256 for c in configs for i in c.inputs}}
     return Experiment(
         path=Path(name), text=description, scenario_path=Path(source), scenario_text=text, seed=seeds[0],
         metrics=tuple(metrics), flow_class="protocol", parameters=tuple(k for k, _ in configs[0].params),

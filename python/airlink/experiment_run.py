@@ -138,9 +138,8 @@ def run_task(task: Task, cancel: Any = None, files: Mapping[str, bytes] | None =
 def _keep(store: Store, config: ex.Config, record: dict[str, Any]) -> dict[str, Any]:
     """Stores a run: its time series folder first, then its record (which marks it done)."""
     series = record.pop("series_bytes", None)
-    if series is not None:
-        store.put_series(record, series, config.resolved)
-    store.put(record)
+    digest = store.put_series(record, series, config.resolved) if series is not None else None
+    store.put(record, digest)
     return record
 
 

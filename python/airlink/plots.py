@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,14 +62,39 @@ PANELS = (("throughput", "throughput (Mbit/s)"), ("window", "cwnd (kB) / rate (M
 MAX_MARKED_CHANGES = 20  # more link-state changes than this are a texture, not events to mark
 
 
-def _table(result: Any, name: str) -> pd.DataFrame:
-    """A run's table, empty when the run did not write it (an emulation with iperf has no flows)."""
+class NothingToDraw(FileNotFoundError):
+    """No panel of a figure has data because the runs' tables are missing, unreadable or lack
+    the columns drawn. A FileNotFoundError: the CLI says it in one line, with exit code 1."""
+
+
+#: The columns each drawn table needs, and the panels drawn from it.
+COLUMNS = {"flows": ("time_ns", "flow", "delivered_bytes", "cwnd_bytes", "rate_bps", "srtt_us", "link_losses"),
+           "links": ("time_ns", "link", "queue_packets", "snr_db", "modulation_bits")}
+PANELS_OF = {"flows": ("throughput", "window", "rtt", "losses"), "links": ("queue", "state")}
+
+
+def _stderr(message: str) -> None:
+    print(f"airlink: {message}", file=sys.stderr, flush=True)
+
+
+def _table(result: Any, name: str, problems: list[str] | None = None) -> pd.DataFrame:
+    """A run's table, empty when the run did not write it (an emulation with iperf has no flows),
+    cannot be read or lacks a column drawn from it; ``problems`` gets why."""
     from airlink.results import ResultsError
 
     try:
-        return result.table(name)
-    except (ResultsError, KeyError):
+        table = result.table(name)
+    except (ResultsError, KeyError) as e:
+        if problems is not None:
+            problems.append(str(e).strip("'\""))
         return pd.DataFrame()
+    missing = [c for c in COLUMNS.get(name, ()) if c not in table]
+    if missing and not (table.empty and len(table.columns) == 0):  # an in-memory run without the table
+        if problems is not None:
+            where = result.path / f"{name}.parquet" if getattr(result, "path", None) else name
+            problems.append(f"{where}: no column {', '.join(missing)}: expected airlink's {name} table")
+        return pd.DataFrame()
+    return table
 
 
 def flow_series(flows: pd.DataFrame) -> pd.DataFrame:
@@ -122,15 +148,26 @@ def _legend(ax: Any) -> None:
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
 
 
-def runs_png(path: Path, runs: Sequence[tuple[str, Any]], title: str) -> None:
+def runs_png(path: Path, runs: Sequence[tuple[str, Any]], title: str,
+             notice: Callable[[str], None] = _stderr) -> None:
     """One figure of one or several runs' time series, a panel per quantity (see ``PANELS``);
-    ``runs`` are (label, RunResult) pairs, from simulation or emulation folders."""
+    ``runs`` are (label, RunResult) pairs, from simulation or emulation folders. A table that is
+    missing or lacks a column is said through ``notice`` with the panels it leaves empty; when no
+    panel can be drawn because of that, ``NothingToDraw`` is raised and no file written."""
     fig, axes = plt.subplots(len(PANELS), 1, figsize=(9, 13), dpi=100, sharex=True)
     panels = dict(zip((p for p, _ in PANELS), axes))
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     marks: list[tuple[float, str]] = []
+    problems: list[str] = []
     for i, (label, result) in enumerate(runs):
-        flows, links = flow_series(_table(result, "flows")), _table(result, "links")
+        for name in ("flows", "links"):
+            found: list[str] = []
+            table = _table(result, name, found)
+            problems += [f"{m} (panels {', '.join(PANELS_OF[name])} have no data from it)" for m in found]
+            if name == "flows":
+                flows = flow_series(table)
+            else:
+                links = table
         protocols = {f["id"]: flow_name(f) for f in result.summary.get("flows", [])}
         style = ["-", "--", ":", "-."][i % 4]
         for j, (flow, g) in enumerate(flows.groupby("flow")):
@@ -154,6 +191,11 @@ def runs_png(path: Path, runs: Sequence[tuple[str, Any]], title: str) -> None:
                 panels["state"].step(t, g["modulation_bits"], style, where="post", label=f"{prefix}{link} modulation (bits)")
         if i == 0:
             marks = link_changes(links)
+    if problems and not any(ax.lines for ax in axes):
+        plt.close(fig)
+        raise NothingToDraw("nothing to draw: " + "; ".join(problems))
+    for problem in problems:
+        notice(problem)
     for name, y_label in PANELS:
         ax = panels[name]
         ax.set_ylabel(textwrap.fill(y_label, 22), fontsize=9)

@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from airlink import files
+
 if TYPE_CHECKING:
     import pandas as pd  # imported on first use: it takes a while and `airlink check` needs none of it
 
@@ -241,10 +243,14 @@ class RunResult:
             path = self.path / f"{name}.parquet"
             if name in EVENT_LOG_TABLES and not path.exists():
                 raise ResultsError(f"{path}: no {name} table: the run had no event log (event_log = true)")
+            f = files.open_regular(path, f"{name} table", error=ResultsError, missing=None)
+            if f is None:
+                raise ResultsError(f"{path}: missing: no {name} table in this results folder")
             try:
-                return pd.read_parquet(path)
-            except (OSError, pa.ArrowException) as e:
-                raise ResultsError(f"{path}: cannot read the {name} table: {e}") from e
+                with f:
+                    return pd.read_parquet(f)
+            except (OSError, ValueError, pa.ArrowException) as e:
+                raise ResultsError(f"{path}: cannot read the {name} table ({type(e).__name__})") from None
         table = self._tables.get(name)
         return table.to_pandas() if table is not None else pd.DataFrame()
 
@@ -274,21 +280,14 @@ class RunResult:
         return self.table("events")
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
 def _read_json(path: Path) -> tuple[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ResultsError(f"{path}: missing: not a complete results folder") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ResultsError(f"{path}: cannot read: {e}") from e
-    try:
-        return text, json.loads(text, parse_constant=_refuse_constant)
-    except ValueError as e:  # json.JSONDecodeError included
-        raise ResultsError(f"{path}: damaged JSON: {e}") from e
+    """A results folder's JSON file, through the guarded reader: a regular file of bounded size,
+    UTF-8, nested a few levels, no NaN; every refusal names the file."""
+    kind = "results " + path.name
+    text = files.read_text(path, kind, files.MAX_JSON_BYTES, error=ResultsError, missing=None)
+    if text is None:
+        raise ResultsError(f"{path}: missing: not a complete results folder")
+    return text, files.parse_json(text, str(path), kind, error=ResultsError)
 
 
 def _require_bool(path: Path, where: str, value: Any) -> None:

@@ -3,6 +3,9 @@
 Layout of a store folder::
 
     manifest.json      format version, airlink version, the experiment, hashes of its input files
+    index.jsonl        the sha256 of every record, time series folder and table, a line appended
+                       as each is written (the last line of a key counts): what lets a resume or
+                       a report notice a record or folder damaged, cut short, edited or removed
     runs/KEY.json      one per finished run (ok or failed), written atomically; KEY hashes the
                        run's resolved scenario, seed and input files, so a re-run finds what is done
     series/KEY/        the run's time series: a results folder as `airlink run --out` writes
@@ -18,30 +21,40 @@ Layout of a store folder::
 
 Records are the truth; the tables are rebuilt from them at the end of every sweep, each replaced
 whole (written beside and renamed), so a kill at any moment leaves either the old table or the new.
+
+Damage: a resume runs again every run whose record or series folder is not what the index says
+(naming each on stderr); ``load`` and ``airlink report`` refuse a store with such a run or table,
+naming it. A store written before the index (no index.jsonl) is said to be so once, its records
+checked for their shape only; a sweep into it then adds their checksums to a new index.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
 import shutil
+import sys
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
-from airlink import stats
+from airlink import files, stats
 from airlink.atomic import FolderExistsError, _pid_alive
 from airlink.results import SUMMARY, make_manifest, write_json
 from airlink.results import MANIFEST as RUN_MANIFEST
 from airlink.version import version
 
-FORMAT = 2  # 2: keys hash input files; derived metrics; time series; paired tables
+FORMAT = 2  # 2: keys hash input files; derived metrics; time series; paired tables (index.jsonl optional)
 MANIFEST = "manifest.json"
+INDEX = "index.jsonl"
+MAX_NAMED = 5  # damaged runs named in one refusal; the rest are counted
 
 
 class StoreError(FolderExistsError):
@@ -69,12 +82,9 @@ def _write_parquet(df: pd.DataFrame, path: Path) -> None:
 def read_manifest(root: Path) -> dict[str, Any]:
     """The manifest of a store, refusing anything that is not a store of this format."""
     path = root / MANIFEST
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise StoreError(f"{root}: not an airlink sweep store (no {MANIFEST})") from None
-    except (OSError, ValueError) as e:
-        raise StoreError(f"{path}: unreadable manifest: {e}") from None
+    manifest = files.read_json(path, "sweep store manifest", error=StoreError, missing=None)
+    if manifest is None:
+        raise StoreError(f"{root}: not an airlink sweep store (no {MANIFEST})")
     if not isinstance(manifest, dict) or manifest.get("store") != "airlink-sweep":
         raise StoreError(f"{path}: not an airlink sweep store")
     if manifest.get("format") != FORMAT:
@@ -83,13 +93,68 @@ def read_manifest(root: Path) -> dict[str, Any]:
     return manifest
 
 
+def _stderr(message: str) -> None:
+    print(f"airlink: {message}", file=sys.stderr, flush=True)
+
+
+def _sha256(path: Path, kind: str) -> str:
+    """A file's sha256 (guarded: a regular file), remembered by the file's identity: a report
+    loads several tables, and each load verifies the store."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+        identity = (str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    except OSError:
+        return files.sha256(path, kind, error=StoreError)  # raises, naming the file
+    if identity not in _digests:
+        _digests[identity] = files.sha256(path, kind, error=StoreError)
+    return _digests[identity]
+
+
+_digests: dict[tuple[str, int, int, int, int], str] = {}
+_told_legacy: set[str] = set()
+
+
+def folder_digest(folder: Path) -> str:
+    """The sha256 of a run's time series folder: of each file's name and sha256, by name. Anything
+    in it that is not a regular file is damage (StoreError)."""
+    h = hashlib.sha256()
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if not entry.is_file(follow_symlinks=False):
+            raise StoreError(f"{entry.path}: not a regular file: expected a file of a run's time series")
+        h.update(f"{entry.name}\0{_sha256(Path(entry.path), 'time series file')}\n".encode())
+    return h.hexdigest()
+
+
+def record_problem(record: Any, key: str) -> str | None:
+    """What is wrong with the shape of a run record, or None: what a resume and the tables use."""
+    if not isinstance(record, dict) or record.get("key") != key:
+        return "not the record of this run"
+    if record.get("status") not in ("ok", "failed"):
+        return "no status ok or failed"
+    if not isinstance(record.get("seed"), int) or not isinstance(record.get("params"), list):
+        return "no seed or parameters"
+    if record["status"] == "ok":
+        summary = record.get("summary")
+        if not isinstance(summary, dict) or not isinstance(summary.get("flows"), list) \
+                or not all(isinstance(f, dict) for f in summary["flows"]):
+            return "an ok run without its summary"
+        if not isinstance(record.get("derived"), dict) or not isinstance(record.get("metrics"), dict):
+            return "an ok run without its metrics"
+    return None
+
+
 class Store:
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.runs = root / "runs"
+    """A store folder. ``notice`` says what a resume finds damaged and runs again (stderr)."""
+
+    def __init__(self, root: Path, notice: Callable[[str], None] = _stderr) -> None:
+        self.root = Path(root)
+        self.runs = self.root / "runs"
+        self.notice = notice
+        self._lock = threading.Lock()
+        self._index: dict[str, dict[str, Any]] | None = None  # loaded on first use
 
     @classmethod
-    def open(cls, root: str | Path, manifest: Mapping[str, Any]) -> Store:
+    def open(cls, root: str | Path, manifest: Mapping[str, Any], notice: Callable[[str], None] = _stderr) -> Store:
         """Opens (or creates) a store for a sweep. A store of another format or airlink version,
         or a non-empty folder that is no store, is refused before anything runs."""
         root = Path(root)
@@ -98,12 +163,82 @@ class Store:
             if old.get("airlink") != version():
                 raise StoreError(f"{root / MANIFEST}: written by airlink {old.get('airlink')}, this is "
                                  f"{version()}: its runs may differ; sweep into another folder")
-        store = cls(root)
+        store = cls(root, notice)
         store.runs.mkdir(parents=True, exist_ok=True)
         store._sweep_temporaries()
         body = {"store": "airlink-sweep", "format": FORMAT, "airlink": version(), **manifest}
         write_atomic(root / MANIFEST, json.dumps(body, indent=1).encode())
+        store._adopt()
         return store
+
+    # --- the index -------------------------------------------------------------------------
+
+    @property
+    def index_path(self) -> Path:
+        return self.root / INDEX
+
+    @property
+    def legacy(self) -> bool:
+        """A store of an airlink from before the index: nothing to check records against."""
+        return not self.index_path.exists()
+
+    def index(self) -> dict[str, dict[str, Any]]:
+        """``{"run:KEY": {"record": sha, "series": sha | None}, "table:NAME": {"sha256": sha}}``:
+        the last line of each key. A line that is not whole (a kill while appending) or not an
+        entry is skipped: the run it names is then unchecked, and a resume runs it again."""
+        if self._index is None:
+            text = files.read_text(self.index_path, "store index", files.MAX_INDEX_BYTES, error=StoreError,
+                                   missing="")
+            index: dict[str, dict[str, Any]] = {}
+            for number, line in enumerate(text.splitlines(), 1):
+                try:
+                    entry = files.parse_json(line, f"{self.index_path}:{number}", "store index line",
+                                             error=StoreError, max_depth=2)
+                except StoreError:
+                    continue
+                if isinstance(entry, dict) and isinstance(entry.get("run"), str) and isinstance(entry.get("record"), str):
+                    index[f"run:{entry['run']}"] = entry
+                elif isinstance(entry, dict) and isinstance(entry.get("table"), str) and isinstance(entry.get("sha256"), str):
+                    index[f"table:{entry['table']}"] = entry
+            self._index = index
+        return self._index
+
+    def _append(self, entry: Mapping[str, Any]) -> None:
+        line = (json.dumps(entry, separators=(",", ":")) + "\n").encode()
+        with self._lock:
+            # One write() of one line with O_APPEND: lines of concurrent writers do not interleave.
+            fd = os.open(self.index_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            try:
+                os.write(fd, line)
+            finally:
+                os.close(fd)
+            index = self.index()
+            index[f"run:{entry['run']}" if "run" in entry else f"table:{entry['table']}"] = dict(entry)
+
+    def _tell_legacy(self) -> None:
+        if (root := str(self.root.resolve())) not in _told_legacy:  # once per store and process
+            _told_legacy.add(root)
+            self.notice(f"{self.root}: written by an airlink without checksums (no {INDEX}): its records "
+                        "are checked for their shape only")
+
+    def _adopt(self) -> None:
+        """Gives an older store an index: its records that have the right shape, as they are now
+        (said once: they cannot be checked against what was written)."""
+        if not self.legacy:
+            return
+        keys = sorted(p.stem for p in self.runs.glob("*.json"))
+        if keys:
+            self._tell_legacy()
+        entries = []
+        for key in keys:
+            record, _ = self._check(key)
+            if record is not None:
+                series = folder_digest(self.series_path(key)) if record.get("series") else None
+                entries.append({"run": key, "record": _sha256(self.record_path(key), "run record"), "series": series})
+        write_atomic(self.index_path, "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in entries).encode())
+        self._index = None
+
+    # --- runs ------------------------------------------------------------------------------
 
     def _sweep_temporaries(self) -> None:
         """Removes temporary files of killed writers (their pid is part of the name)."""
@@ -118,23 +253,64 @@ class Store:
     def record_path(self, key: str) -> Path:
         return self.runs / f"{key}.json"
 
-    def get(self, key: str) -> dict[str, Any] | None:
-        """A finished run's record; None if there is none, or only what a power cut left of one."""
+    def _check(self, key: str) -> tuple[dict[str, Any] | None, str | None]:
+        """A run's record and None if it is whole; else None and what is wrong (None too for a
+        run never stored). Whole: as the index says it was written (record and series folder),
+        and of the shape a resume and the tables need."""
+        path = self.record_path(key)
+        legacy = self.legacy
+        entry = None if legacy else self.index().get(f"run:{key}")
         try:
-            record = json.loads(self.record_path(key).read_text(encoding="utf-8"))
-        except (FileNotFoundError, ValueError):
-            return None
-        return record if isinstance(record, dict) and record.get("key") == key else None
+            data = files.read_bytes(path, "run record", files.MAX_JSON_BYTES, error=StoreError, missing=None)
+            if data is None:
+                return None, (f"{path}: missing, though the store's index lists it" if entry else None)
+            if not legacy:
+                if entry is None:
+                    return None, f"{path}: not in the store's index (stored by a sweep that was stopped?)"
+                if hashlib.sha256(data).hexdigest() != entry["record"]:
+                    return None, f"{path}: damaged or edited (its sha256 is not the one in {INDEX})"
+            text = files.decode_text(data, str(path), "run record", error=StoreError)
+            record = files.parse_json(text, str(path), "run record", error=StoreError, allow_nan=True)
+        except StoreError as e:
+            return None, str(e)
+        if problem := record_problem(record, key):
+            return None, f"{path}: {problem}"
+        if record.get("series"):
+            folder = self.series_path(key)
+            if not folder.is_dir():
+                return None, f"{folder}: missing: the run's time series"
+            if not legacy:
+                try:
+                    digest = folder_digest(folder)
+                except StoreError as e:
+                    return None, str(e)
+                if digest != entry.get("series"):  # type: ignore[union-attr]
+                    return None, f"{folder}: damaged, cut short or edited (its sha256 is not the one in {INDEX})"
+        if legacy:
+            self._tell_legacy()
+        return record, None
 
-    def put(self, record: Mapping[str, Any]) -> None:
-        # Not fsynced: a kill cannot tear a renamed file, and get() re-runs a record a power cut emptied.
-        write_atomic(self.record_path(record["key"]), json.dumps(record).encode(), durable=False)
+    def get(self, key: str) -> dict[str, Any] | None:
+        """A finished run's whole record; None if there is none or it is damaged (said through
+        ``notice``: the sweep runs it again)."""
+        record, problem = self._check(key)
+        if problem:
+            self.notice(f"{problem}: running it again")
+        return record
+
+    def put(self, record: Mapping[str, Any], series: str | None = None) -> None:
+        """Stores a run's record (``series``: the digest ``put_series`` returned) and its checksums."""
+        data = json.dumps(record).encode()
+        # Not fsynced: a kill cannot tear a renamed file, and the index catches what a power cut did.
+        write_atomic(self.record_path(record["key"]), data, durable=False)
+        self._append({"run": record["key"], "record": hashlib.sha256(data).hexdigest(), "series": series})
 
     def series_path(self, key: str) -> Path:
         return self.root / "series" / key
 
-    def put_series(self, record: Mapping[str, Any], series: Mapping[str, bytes], resolved: str) -> None:
-        """A run's time series as a results folder, whole or not at all."""
+    def put_series(self, record: Mapping[str, Any], series: Mapping[str, bytes], resolved: str) -> str:
+        """A run's time series as a results folder, whole or not at all; returns its digest for
+        the index (see ``folder_digest``)."""
         summary = record["summary"]
         manifest = make_manifest(version=version(), scenario_name=summary["scenario"], source="sweep",
                                  seed=record["seed"], overrides=[f"{k}={v}" for k, v in record["params"]],
@@ -149,12 +325,43 @@ class Store:
             (tmp / f"{name}.parquet").write_bytes(data)
         (tmp / SUMMARY).write_text(json.dumps(summary), encoding="utf-8")
         write_json(tmp / RUN_MANIFEST, manifest)
+        digest = folder_digest(tmp)
         shutil.rmtree(final, ignore_errors=True)  # the series of a failed record's earlier attempt
         os.replace(tmp, final)
+        return digest
 
     def write_tables(self, frames: Mapping[str, pd.DataFrame]) -> None:
         for name, frame in frames.items():
-            _write_parquet(frame, self.root / f"{name}.parquet")
+            path = self.root / f"{name}.parquet"
+            _write_parquet(frame, path)
+            self._append({"table": name, "sha256": _sha256(path, "table")})
+
+    # --- checks of a finished store ---------------------------------------------------------
+
+    def problems(self, tables: Iterable[str] = ()) -> list[str]:
+        """What is damaged: every run (records and the index's), their series, and ``tables``."""
+        keys = {p.stem for p in self.runs.glob("*.json")} if self.runs.is_dir() else set()
+        if not self.legacy:
+            keys |= {k.removeprefix("run:") for k in self.index() if k.startswith("run:")}
+        found = [problem for key in sorted(keys) if (problem := self._check(key)[1])]
+        for name in tables:
+            path = self.root / f"{name}.parquet"
+            entry = None if self.legacy else self.index().get(f"table:{name}")
+            if entry is not None and path.exists():
+                try:
+                    if _sha256(path, "table") != entry["sha256"]:
+                        found.append(f"{path}: damaged or edited (its sha256 is not the one in {INDEX})")
+                except StoreError as e:
+                    found.append(str(e))
+        return found
+
+    def verify(self, tables: Iterable[str] = ()) -> None:
+        """Refuses (StoreError) a store with a damaged run or table, naming them."""
+        found = self.problems(tables)
+        if found:
+            more = f"; and {len(found) - MAX_NAMED} more" if len(found) > MAX_NAMED else ""
+            raise StoreError(f"{self.root}: {len(found)} damaged: " + "; ".join(found[:MAX_NAMED]) + more +
+                             ": run the sweep again (it runs damaged runs again and rebuilds the tables)")
 
 
 def _flat(prefix: str, node: Mapping[str, Any], out: dict[str, Any]) -> None:
@@ -273,7 +480,14 @@ def load(results: str | Path, table: str = "runs") -> pd.DataFrame:
     path = root / f"{table}.parquet"
     if not path.exists():
         raise StoreError(f"{root}: no {path.name}: the sweep has not finished; run it again to complete it")
-    return pd.read_parquet(path)
+    Store(root).verify([table])
+    try:
+        with files.open_regular(path, "table", error=StoreError) as f:
+            return pd.read_parquet(f)
+    except StoreError:
+        raise
+    except (OSError, ValueError, pa.ArrowException) as e:
+        raise StoreError(f"{path}: damaged table ({type(e).__name__}): run the sweep again to rebuild it") from None
 
 
 def load_series(results: str | Path, key: str, table: str = "flows") -> pd.DataFrame:
@@ -286,6 +500,9 @@ def load_series(results: str | Path, key: str, table: str = "flows") -> pd.DataF
     folder = root / "series" / key
     if not folder.exists():
         raise StoreError(f"{folder}: no time series for run {key} (the experiment has series = false?)")
+    _, problem = Store(root)._check(key)
+    if problem:
+        raise StoreError(f"{problem}: run the sweep again to run it again")
     return read_results(folder).table(table)
 
 
