@@ -47,6 +47,10 @@ _KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFB
 _MISSING: Any = object()
 
 
+def _a(kind: str) -> str:
+    return f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind}"
+
+
 def open_regular(path: str | os.PathLike[str], kind: str, *, error: Callable[[str], Exception] = FileError,
                  missing: Any = _MISSING) -> Any:
     """``path`` opened for reading in binary if it is a regular file (a ``kind`` such as "scenario
@@ -58,14 +62,14 @@ def open_regular(path: str | os.PathLike[str], kind: str, *, error: Callable[[st
     except FileNotFoundError:
         if missing is not _MISSING:
             return missing
-        raise error(f"{source}: no such file: expected a {kind}") from None
+        raise error(f"{source}: no such file: expected {_a(kind)}") from None
     except OSError as e:
         raise error(f"{source}: cannot read the {kind}: {e.strerror}") from None
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
         what = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
-        raise error(f"{source}: not a regular file ({what}): expected a {kind}")
+        raise error(f"{source}: not a regular file ({what}): expected {_a(kind)}")
     return os.fdopen(fd, "rb")
 
 
@@ -79,13 +83,13 @@ def read_bytes(path: str | os.PathLike[str], kind: str, max_bytes: int, *,
     with f:
         size = os.fstat(f.fileno()).st_size
         if size > max_bytes:
-            raise error(f"{source}: {size} bytes: expected a {kind} of at most {max_bytes} bytes")
+            raise error(f"{source}: {size} bytes: expected {_a(kind)} of at most {max_bytes} bytes")
         try:
             data = f.read(max_bytes + 1)  # a file that grows while read is still capped
         except OSError as e:
             raise error(f"{source}: cannot read the {kind}: {e.strerror}") from None
     if len(data) > max_bytes:
-        raise error(f"{source}: expected a {kind} of at most {max_bytes} bytes")
+        raise error(f"{source}: expected {_a(kind)} of at most {max_bytes} bytes")
     return data
 
 
@@ -114,7 +118,7 @@ def decode_text(data: bytes, source: str, kind: str, *, error: Callable[[str], E
     except UnicodeDecodeError as e:
         line, column = _place(data, e.start)
         raise error(f"{source}:{line}:{column}: byte 0x{data[e.start]:02x} is not UTF-8: "
-                    f"expected a {kind} in UTF-8") from None
+                    f"expected {_a(kind)} in UTF-8") from None
 
 
 def read_text(path: str | os.PathLike[str], kind: str, max_bytes: int, *,
@@ -149,20 +153,20 @@ def parse_json(text: str, source: str, kind: str, *, error: Callable[[str], Exce
     if (at := _too_deep(text, max_depth)) is not None:
         line, column = _place(text, at)
         raise error(f"{source}: damaged JSON: nested deeper than {max_depth} levels at line {line}, column "
-                    f"{column}: expected a {kind}")
+                    f"{column}: expected {_a(kind)}")
 
     def constant(name: str) -> Any:
         if allow_nan:
             return float(name)  # "NaN", "Infinity", "-Infinity"
-        raise error(f"{source}: damaged JSON: {name} is not a JSON number: expected a {kind}")
+        raise error(f"{source}: damaged JSON: {name} is not a JSON number: expected {_a(kind)}")
 
     try:
         return json.loads(text, parse_constant=constant)
     except json.JSONDecodeError as e:  # its msg names what was expected, not what was found
         raise error(f"{source}: damaged JSON: {e.msg.lower()} at line {e.lineno}, column {e.colno}: "
-                    f"expected a {kind}") from None
+                    f"expected {_a(kind)}") from None
     except RecursionError:  # cannot happen below MAX_JSON_DEPTH; kept so that no input gives a traceback
-        raise error(f"{source}: nested too deeply: expected a {kind}") from None
+        raise error(f"{source}: nested too deeply: expected {_a(kind)}") from None
 
 
 def read_json(path: str | os.PathLike[str], kind: str, max_bytes: int = MAX_JSON_BYTES, *,

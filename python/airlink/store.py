@@ -152,6 +152,7 @@ class Store:
         self.notice = notice
         self._lock = threading.Lock()
         self._index: dict[str, dict[str, Any]] | None = None  # loaded on first use
+        self._unadopted: dict[str, str] = {}  # an older store's damaged records: what is wrong
 
     @classmethod
     def open(cls, root: str | Path, manifest: Mapping[str, Any], notice: Callable[[str], None] = _stderr) -> Store:
@@ -231,7 +232,9 @@ class Store:
             self._tell_legacy()
         entries = []
         for key in keys:
-            record, _ = self._check(key)
+            record, problem = self._check(key)
+            if problem:
+                self._unadopted[key] = problem
             if record is not None:
                 series = folder_digest(self.series_path(key)) if record.get("series") else None
                 entries.append({"run": key, "record": _sha256(self.record_path(key), "run record"), "series": series})
@@ -266,7 +269,8 @@ class Store:
                 return None, (f"{path}: missing, though the store's index lists it" if entry else None)
             if not legacy:
                 if entry is None:
-                    return None, f"{path}: not in the store's index (stored by a sweep that was stopped?)"
+                    return None, self._unadopted.get(key) or \
+                        f"{path}: not in the store's index (stored by a sweep that was stopped?)"
                 if hashlib.sha256(data).hexdigest() != entry["record"]:
                     return None, f"{path}: damaged or edited (its sha256 is not the one in {INDEX})"
             text = files.decode_text(data, str(path), "run record", error=StoreError)
