@@ -16,8 +16,7 @@ refused
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # not `typing`: this module must load in no time (see below)
 if TYPE_CHECKING:
     from airlink._core import ScenarioError
     from airlink.experiment_run import sweep
@@ -31,7 +30,7 @@ _LAZY = {"ScenarioError": "airlink._core", "RunResult": "airlink.results", "read
          "sweep": "airlink.experiment_run", "run": "airlink.runner", "load": "airlink.store"}
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     import importlib
 
     if name == "__version__":

@@ -6,9 +6,8 @@ Exit codes: 0 success; 1 a refused or failed action (results folder exists, a fi
 
 from __future__ import annotations
 
+import _signal  # the C module: `signal` itself loads enum, which takes long enough to be interrupted
 import os
-import signal
-import threading
 
 
 def _interrupted_while_loading(signum: int, frame: object) -> None:
@@ -18,12 +17,16 @@ def _interrupted_while_loading(signum: int, frame: object) -> None:
 
 
 # Loading the modules below takes about a second; Ctrl-C then must not print a traceback.
-_LOADING = threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+_LOADING = _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler
 if _LOADING:
-    signal.signal(signal.SIGINT, _interrupted_while_loading)
+    try:
+        _signal.signal(_signal.SIGINT, _interrupted_while_loading)
+    except ValueError:  # imported outside the main thread: not the command, leave signals alone
+        _LOADING = False
 
 import contextlib  # noqa: E402
 import json  # noqa: E402
+import signal  # noqa: E402
 import sys  # noqa: E402
 import tomllib  # noqa: E402
 from pathlib import Path  # noqa: E402
