@@ -388,7 +388,8 @@ def load_experiment(path: str | Path) -> Experiment:
         raise ExperimentError(f"{path}:{line}:{column}: {what}, expected valid TOML") from None
     where = _Where(path, text)
     if deep := _too_deep(doc):
-        raise where.error(f"{'.'.join(deep)}: nested more than {MAX_DEPTH} levels deep: expected at most "
+        place = "".join(k if k.startswith("[") else f".{k}" for k in deep[:MAX_DEPTH + 1]).lstrip(".")
+        raise where.error(f"{place}: nested more than {MAX_DEPTH} levels deep: expected at most "
                           f"{MAX_DEPTH} levels of tables and arrays", *reversed(deep))
     if unknown := sorted(set(doc) - {"experiment", "vary", "repetitions"}):
         raise where.error(f"unknown table [{unknown[0]}], expected [experiment], [vary] and [repetitions]", unknown[0])
