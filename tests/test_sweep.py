@@ -19,6 +19,7 @@ from scipy import stats as scipy_stats
 import airlink
 from airlink import experiment as ex
 from airlink import experiment_run, store
+from airlink.atomic import FolderExistsError
 from conftest import AIRLINK_COMMAND, REPO
 
 PIPE = REPO / "scenarios/transport/pipe.toml"
@@ -258,7 +259,7 @@ def test_foreign_and_old_stores_are_refused(tmp_path: Path) -> None:
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     (foreign / "notes.txt").write_text("mine")
-    with pytest.raises(store.StoreError, match="not an airlink sweep store"):
+    with pytest.raises(FolderExistsError, match="not an airlink sweep store"):
         airlink.sweep(path, foreign)
     assert [p.name for p in foreign.iterdir()] == ["notes.txt"]
 

@@ -37,6 +37,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from airlink import files
+
 
 class OutputError(OSError):
     """An output path airlink will not write; the message says why (the CLI: one line, exit 1)."""
@@ -174,7 +176,7 @@ def read_marker(folder: Path) -> dict[str, object] | None:
     try:
         if not stat.S_ISREG(os.lstat(path).st_mode):
             return None
-        marker = json.loads(path.read_text(encoding="utf-8"))
+        marker = files.read_json(path, "output marker", 4096, error=ValueError)
     except (OSError, ValueError):
         return None
     if not isinstance(marker, dict) or marker.get("kind") not in KINDS or not isinstance(marker.get("id"), str):

@@ -837,29 +837,22 @@ def sweep(experiment: Path, out: Path | None, jobs: int | None, dask: str | None
             raise click.BadParameter(str(e), param_hint="--dask") from None
         except ImportError:
             raise click.BadParameter("needs dask.distributed: pip install 'airlink[cluster]'", param_hint="--dask") from None
-    from airlink.atomic import write_marker
-
     exp = ex.load_experiment(experiment)
     out = out or Path(f"{experiment.stem}.sweep")
-    check_output(out, "store")  # a store is resumed; anything else airlink did not make is refused
+    check_output(out, "store")  # before describing the plan: a folder airlink did not make is refused
     click.echo(ex.describe(exp), err=True)
     try:
         root = experiment_run.run_experiment(exp, out, jobs=jobs, dask=dask, progress=sys.stderr.isatty())
     except KeyboardInterrupt:
         _interrupted_sweep(exp, out)
-    # Marked once Store.open made it a store (a store killed before this is still known by its manifest).
-    write_marker(root, "store")
     click.echo(store.format_summary(store.load(root, "summary"), list(exp.parameters)))
     click.echo(f"results: {root}")
 
 
 def _interrupted_sweep(exp: Any, out: Path) -> NoReturn:
     """Ctrl-C on a sweep: finished runs are in the store; say how many, truthfully."""
-    from airlink.atomic import write_marker
     from airlink.store import Store
 
-    if (out / "runs").is_dir():
-        write_marker(out, "store")
     done = Store(out)
     rule = exp.repetitions
     if rule.rule == "fixed":

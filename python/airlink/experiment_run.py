@@ -257,7 +257,7 @@ def run_experiment(experiment: ex.Experiment | str | Path, out: str | Path | Non
     """Runs (or resumes) an experiment into the store ``out`` and writes its tables; returns ``out``.
     ``dask`` runs on a Dask cluster instead of local threads (see ``_Dask``)."""
     exp = experiment if isinstance(experiment, ex.Experiment) else ex.load_experiment(experiment)
-    root = Path(out) if out is not None else default_out(exp.path)
+    root = Path(out) if out is not None else Path(f"{exp.path.stem}.sweep")
     store = Store.open(root, {"experiment": ex.manifest_entry(exp), "inputs": exp.input_hashes})
     rule = exp.repetitions
     initial = rule.count if rule.rule == "fixed" else rule.min

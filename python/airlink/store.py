@@ -46,7 +46,8 @@ import pandas as pd
 import pyarrow as pa
 
 from airlink import files, stats
-from airlink.atomic import FolderExistsError, _pid_alive
+from airlink.atomic import MARKER as OUTPUT_MARKER
+from airlink.atomic import FolderExistsError, _pid_alive, check_output, write_marker
 from airlink.results import SUMMARY, make_manifest, write_json
 from airlink.results import MANIFEST as RUN_MANIFEST
 from airlink.version import version
@@ -159,7 +160,8 @@ class Store:
         """Opens (or creates) a store for a sweep. A store of another format or airlink version,
         or a non-empty folder that is no store, is refused before anything runs."""
         root = Path(root)
-        if root.exists() and any(root.iterdir()):
+        check_output(root, "store")  # a store is resumed; a folder airlink did not make is refused
+        if root.exists() and any(p for p in root.iterdir() if p.name != OUTPUT_MARKER):
             old = read_manifest(root)
             if old.get("airlink") != version():
                 raise StoreError(f"{root / MANIFEST}: written by airlink {old.get('airlink')}, this is "
@@ -169,6 +171,7 @@ class Store:
         store._sweep_temporaries()
         body = {"store": "airlink-sweep", "format": FORMAT, "airlink": version(), **manifest}
         write_atomic(root / MANIFEST, json.dumps(body, indent=1).encode())
+        write_marker(root, "store")
         store._adopt()
         return store
 
