@@ -134,6 +134,50 @@ def test_a_killed_gateway_leaves_its_offloads_to_be_restored(hosts, tmp_path: Pa
     assert not (tmp_path / "out").exists()
 
 
+def start_time(pid: int) -> int:
+    """A process's start time in clock ticks since boot (field 22 of /proc/PID/stat)."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+
+
+@pytest.mark.parametrize("names", ["its pid, another start time", "its pid alone, written before it started",
+                                   "itself"])
+def test_a_state_file_whose_pid_now_names_another_process_is_restored(names: str) -> None:
+    """A killed gateway's PID reused by a process that is no gateway (a `sleep` here) does not
+    keep the interface blocked; a state file naming a live process as it is does."""
+    iface = f"gwr{os.getpid() % 10000}"
+    state = Path("/run/airlink") / f"gateway-{iface}.offloads"
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        sh("ip", "link", "add", iface, "type", "veth", "peer", "name", f"{iface}-p")
+        sh("ip", "link", "set", iface, "up")
+        before = offloads(iface)
+        assert before["generic-segmentation-offload"] == "on"
+        sh("ethtool", "-K", iface, "gso", "off", "tso", "off")  # as a gateway leaves them
+        state.parent.mkdir(parents=True, exist_ok=True)
+        started = start_time(sleeper.pid)
+        if names == "its pid, another start time":
+            state.write_text(f"{sleeper.pid} {started + 1}\ngso tso\n")
+        elif names == "its pid alone, written before it started":
+            state.write_text(f"{sleeper.pid}\ngso tso\n")
+            a_minute_ago = time.time() - 60
+            os.utime(state, (a_minute_ago, a_minute_ago))
+        else:
+            state.write_text(f"{sleeper.pid} {started}\ngso tso\n")
+        r = subprocess.run([sys.executable, "-m", "airlink", "gateway", "--restore", iface], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        if names == "itself":
+            assert f"{iface}: nothing to put back" in r.stdout, r.stdout
+            assert state.exists() and offloads(iface)["generic-segmentation-offload"] == "off"
+        else:
+            assert f"{iface}: turned gso, tso back on" in r.stdout, r.stdout
+            assert offloads(iface) == before and not state.exists()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        state.unlink(missing_ok=True)
+        subprocess.run(["ip", "link", "del", iface], capture_output=True)
+
+
 @pytest.mark.parametrize("sides, message", [
     (("same", "same"), "both same: expected two different interfaces"),
     (("nosuch0", "lo"), 'no network interface named "nosuch0"'),

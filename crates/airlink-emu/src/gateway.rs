@@ -14,7 +14,8 @@
 //!   unsegmented frames would cross the links as one large packet. The settings found are
 //!   written to a state file under `/run/airlink/` and put back when the gateway stops; after
 //!   a `kill -9` the next gateway on the interface puts them back first (or `airlink gateway
-//!   --restore IFACE`). A host that sends through a veth pair carries its own segmentation
+//!   --restore IFACE`). The file names its gateway by PID and start time, so that a PID reused
+//!   by another process does not keep the interface blocked. A host that sends through a veth pair carries its own segmentation
 //!   offload across it: its TSO/GSO must be off too, which the gateway cannot do for it.
 
 use crate::datapath::new_fd;
@@ -98,7 +99,7 @@ pub fn open(client_iface: &str, server_iface: &str) -> Result<Sides, EmuError> {
     for iface in [client_iface, server_iface] {
         let on = offloads_on(iface)?;
         std::fs::create_dir_all(STATE_DIR).map_err(|e| EmuError::Os(format!("{STATE_DIR}: {e}")))?;
-        std::fs::write(Saved::path(iface), format!("{}\n{}\n", std::process::id(), on.join(" ")))
+        std::fs::write(Saved::path(iface), format!("{}\n{}\n", this_process(), on.join(" ")))
             .map_err(|e| EmuError::Os(format!("{}: {e}", Saved::path(iface).display())))?;
         sides.offloads.0.push(Saved { iface: iface.to_owned(), on: on.clone() });
         set_offloads(iface, &on, false)?;
@@ -107,12 +108,58 @@ pub fn open(client_iface: &str, server_iface: &str) -> Result<Sides, EmuError> {
     Ok(sides)
 }
 
+/// This process as a state file names it: "PID STARTTIME".
+fn this_process() -> String {
+    let pid = std::process::id() as i32;
+    match start_time(pid) {
+        Some(t) => format!("{pid} {t}"),
+        None => pid.to_string(),
+    }
+}
+
+/// A process's start time, in clock ticks since boot (field 22 of `/proc/PID/stat`).
+fn start_time(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The name (field 2) may hold spaces and parentheses: count from its closing one.
+    stat.rsplit_once(')')?.1.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// When `path` was last written, in clock ticks since boot (the unit of a start time; 0
+/// before this boot).
+fn written_ticks(path: &std::path::Path) -> Option<u64> {
+    let age = std::fs::metadata(path).ok()?.modified().ok()?.elapsed().unwrap_or_default();
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: a valid timespec; plain getters.
+    let (rc, hz) = unsafe { (libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut now), libc::sysconf(libc::_SC_CLK_TCK)) };
+    if rc != 0 || hz <= 0 {
+        return None;
+    }
+    // Written before this boot: before every process that runs now.
+    let since_boot = std::time::Duration::new(now.tv_sec as u64, now.tv_nsec as u32).saturating_sub(age);
+    Some((since_boot.as_secs_f64() * hz as f64) as u64)
+}
+
+/// The gateway a state file's first line names, if it still runs. "PID STARTTIME": that PID
+/// with that start time (a PID is reused: the same PID started at another time is another
+/// process). An older file's "PID" alone: that PID, if its process started before the file
+/// was written (`written`, ticks since boot; unknown: it counts) — one started since cannot
+/// have written it. `start_of` gives a live process's start time.
+fn writer_alive(first_line: &str, written: Option<u64>, start_of: impl Fn(i32) -> Option<u64>) -> Option<i32> {
+    let mut fields = first_line.split_whitespace();
+    let pid: i32 = fields.next()?.parse().ok().filter(|&p| p > 0)?;
+    let started = start_of(pid)?;
+    let alive = match fields.next() {
+        Some(t) => t.parse::<u64>().ok() == Some(started),
+        None => written.is_none_or(|w| started <= w),
+    };
+    alive.then_some(pid)
+}
+
 /// The process of a running gateway on `iface`, from its state file.
 fn gateway_on(iface: &str) -> Option<i32> {
-    let text = std::fs::read_to_string(Saved::path(iface)).ok()?;
-    let pid: i32 = text.lines().next()?.trim().parse().ok()?;
-    // SAFETY: signal 0 only checks that the process exists.
-    (pid > 0 && unsafe { libc::kill(pid, 0) } == 0).then_some(pid)
+    let path = Saved::path(iface);
+    let text = std::fs::read_to_string(&path).ok()?;
+    writer_alive(text.lines().next()?, written_ticks(&path), start_time)
 }
 
 /// Puts back the offloads a gateway killed on `iface` left off (its state file names them);
@@ -251,4 +298,33 @@ fn set_offloads(iface: &str, names: &[String], on: bool) -> Result<(), EmuError>
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_file_is_stale_when_its_pid_now_names_another_process() {
+        // PID 7 runs, started at tick 500.
+        let start_of = |pid: i32| (pid == 7).then_some(500u64);
+        assert_eq!(writer_alive("7 500", None, start_of), Some(7));
+        assert_eq!(writer_alive("7 499", Some(1000), start_of), None, "another process has that PID now");
+        assert_eq!(writer_alive("8 500", None, start_of), None, "no such process");
+        // An older file names the PID alone: its process must have started before the file.
+        assert_eq!(writer_alive("7", Some(600), start_of), Some(7));
+        assert_eq!(writer_alive("7", Some(400), start_of), None, "started after the file was written");
+        assert_eq!(writer_alive("7", None, start_of), Some(7));
+        for junk in ["", "x", "-1 5", "0"] {
+            assert_eq!(writer_alive(junk, None, |_| Some(1)), None, "{junk:?}");
+        }
+    }
+
+    #[test]
+    fn this_process_is_named_by_its_pid_and_start_time() {
+        let me = this_process();
+        assert_eq!(writer_alive(&me, None, start_time), Some(std::process::id() as i32));
+        let (pid, t) = me.split_once(' ').unwrap();
+        assert_eq!(writer_alive(&format!("{pid} {}", t.parse::<u64>().unwrap() + 1), None, start_time), None);
+    }
 }
