@@ -15,9 +15,12 @@
 //! - Logging and pcap writing go through a channel to the writer thread bounded in records
 //!   and in bytes; when it is full the record is counted as lost (the summary and the run's
 //!   warnings say so), the timed path never blocks.
-//! - Memory is bounded: the bytes inside the emulated links of each direction (queues, delay
-//!   lines, stage queues) never exceed `max_in_flight_bytes`; a packet that would exceed it is
-//!   dropped on arrival and counted (`in_flight_drops`), as a router out of buffer would.
+//! - Memory is bounded: what the packets inside the emulated links of each direction (queues,
+//!   delay lines, stage queues) take in memory never exceeds `max_in_flight_bytes`; a packet
+//!   that would exceed it is dropped on arrival and counted (`in_flight_drops`), as a router
+//!   out of buffer would. A packet is counted at its memory cost ([`held_bytes`]: its
+//!   allocation and its queue slots), not its length: small packets cost several times their
+//!   bytes.
 //!
 //! Paths: each packet read from a TUN device is given a path (server TUN → links → client TUN,
 //! or back): that of the scenario flow whose server port it carries (airlink's own flows, and
@@ -58,11 +61,24 @@ const SPIN_BUCKET_NS: f64 = 5e6;
 const MAX_GUARD_NS: u64 = 250_000;
 /// Lateness histogram: 1 us buckets up to 20 ms, then one overflow bucket.
 const LATE_BUCKETS: usize = 20_001;
-/// Default bound of the bytes inside the emulated links of one direction: 60 s of delay at
-/// 34 Mbit/s, or 0.6 s at 3.4 Gbit/s.
+/// Default bound of the memory the packets inside the emulated links of one direction hold:
+/// 60 s of delay at 32 Mbit/s, or 0.6 s at 3.2 Gbit/s, of 1500-byte packets.
 pub const DEFAULT_MAX_IN_FLIGHT_BYTES: u64 = 256 << 20;
 /// Bound of the bytes of pcap records waiting for the writer thread.
 pub const MAX_RECORD_BYTES: u64 = 64 << 20;
+
+/// What a packet inside the links costs besides its own allocation: its slots in a stage
+/// queue and in a link's queue (a `VecDeque` grows by doubling, so up to twice its length),
+/// and a pipe's backlog entry (16 bytes, doubled likewise).
+const PACKET_OVERHEAD: u64 = 2 * std::mem::size_of::<(Instant, EmuPacket)>() as u64 + 2 * 16;
+
+/// The memory a packet of `len` bytes holds while inside the links: its data (allocated at
+/// its exact length, plus malloc's 8-byte header, rounded to 16 bytes, at least 32) and
+/// [`PACKET_OVERHEAD`]. A function of the length alone, so that a drop the links report by
+/// its length gives back what the packet's arrival took.
+pub fn held_bytes(len: u32) -> u64 {
+    ((len as u64 + 8).next_multiple_of(16)).max(32) + PACKET_OVERHEAD
+}
 
 /// What the datapath reads and writes on its two sides.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -180,7 +196,8 @@ pub struct DatapathReport {
     /// Packets dropped on arrival because their direction's links held `max_in_flight_bytes`
     /// already: [downlink (from the server), uplink (from the client)].
     pub in_flight_drops: [u64; 2],
-    /// The most bytes the links of each direction held at once.
+    /// The most memory the packets in the links of each direction held at once (bytes, as
+    /// [`held_bytes`] counts them).
     pub in_flight_max_bytes: [u64; 2],
     /// The bound in force.
     pub max_in_flight_bytes: u64,
@@ -245,7 +262,8 @@ struct Datapath {
     records: SyncSender<Record>,
     /// Bytes of packet records sent to the writer and not yet taken (the writer subtracts).
     record_bytes: Arc<AtomicU64>,
-    /// Bytes inside the links of each direction: [downlink, uplink].
+    /// Memory the packets inside the links of each direction hold ([`held_bytes`]):
+    /// [downlink, uplink].
     in_flight: [u64; 2],
     cfg: DatapathConfig,
     report: DatapathReport,
@@ -302,10 +320,10 @@ impl Datapath {
         }
     }
 
-    /// `bytes` left the links of a direction (delivered or dropped).
+    /// A packet of `bytes` left the links of a direction (delivered or dropped).
     fn left(&mut self, uplink: bool, bytes: u32) {
         let d = &mut self.in_flight[uplink as usize];
-        *d = d.saturating_sub(bytes as u64);
+        *d = d.saturating_sub(held_bytes(bytes));
     }
 
     /// The earliest thing to do, first in the network's event order among equal instants.
@@ -368,9 +386,9 @@ impl Datapath {
                 }
             }
         }
-        if !self.busy() {
-            // Nothing inside the links: resynchronise (a drop the links did not report as an
-            // event cannot hold the bound shut for ever).
+        if !self.busy() && !self.outages.any() {
+            // Nothing inside the links (nor kept by an outage): resynchronise (a drop the links
+            // did not report as an event cannot hold the bound shut for ever).
             self.in_flight = [0, 0];
         }
         if sampling && !self.busy() && self.next_sample <= now {
@@ -631,6 +649,7 @@ impl Datapath {
                 frame = &frame[ETHERNET_HEADER..];
             }
             let rc = frame.len() as isize;
+            // Exactly its length: what `held_bytes` counts.
             let data = frame.to_vec();
             let side = if from_client { Side::Client } else { Side::Server };
             self.capture(side, true, mono, &data);
@@ -645,7 +664,7 @@ impl Datapath {
                         self.report.packets_read_server += 1;
                     }
                     let dir = from_client as usize;
-                    let len = rc as u64;
+                    let len = held_bytes(rc as u32);
                     if self.in_flight[dir] + len > self.cfg.max_in_flight_bytes {
                         self.report.in_flight_drops[dir] += 1;
                         self.send(Record::LimitDrop { side, mono_ns: mono, len: rc as u32 });
@@ -953,4 +972,20 @@ pub(crate) fn arm(timerfd: &OwnedFd, at_ns: Option<u64>) {
     let spec = libc::itimerspec { it_interval: ts(0), it_value: at_ns.map_or(ts(0), |ns| ts(ns.max(1))) };
     // SAFETY: valid descriptor and itimerspec.
     unsafe { libc::timerfd_settime(timerfd.as_raw_fd(), libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_packet_counts_at_what_it_holds_in_memory() {
+        // Its allocation (malloc's header, rounded to 16 bytes) and its queue slots.
+        assert_eq!(held_bytes(100), 112 + PACKET_OVERHEAD);
+        assert_eq!(held_bytes(1500), 1520 + PACKET_OVERHEAD);
+        assert_eq!(held_bytes(1), 32 + PACKET_OVERHEAD);
+        assert!(PACKET_OVERHEAD >= 2 * std::mem::size_of::<EmuPacket>() as u64);
+        // Small packets cost several times their length.
+        assert!(held_bytes(100) > 2 * 100);
+    }
 }

@@ -85,8 +85,9 @@ pub struct EmuOptions {
     pub guard_ns: u64,
     /// Lock the process's memory (mlockall) when `realtime`.
     pub mlock: bool,
-    /// Bytes the emulated links of one direction may hold (queues and delay lines together);
-    /// packets beyond are dropped on arrival and counted.
+    /// Memory the packets inside the emulated links of one direction may hold (queues and
+    /// delay lines together, each packet counted at its allocation and queue slots); packets
+    /// beyond are dropped on arrival and counted.
     pub max_in_flight_bytes: u64,
 }
 
@@ -689,7 +690,8 @@ pub struct Drops {
     pub write_errors: u64,
     /// What the namespaces' kernels dropped at the TUN devices.
     pub kernel: BTreeMap<&'static str, TunCounters>,
-    /// Records (pcap packets, samples, events) the writer could not keep up with.
+    /// Records (pcap packets, samples, events) the writer could not keep up with, and rows of
+    /// the time series beyond what may wait to be drained.
     pub records_lost: u64,
 }
 
@@ -790,6 +792,13 @@ fn summary(
             report.records_lost
         ));
     }
+    if writer.rows_lost > 0 {
+        warnings.push(format!(
+            "{} rows of the time series (samples, events) were lost: {} rows waited to be drained already; the series are incomplete",
+            writer.rows_lost,
+            writer::MAX_SERIES_ROWS
+        ));
+    }
     EmulationSummary {
         scenario: s.name.clone(),
         seed: s.seed,
@@ -801,7 +810,7 @@ fn summary(
             malformed: BySide { client: report.malformed_client, server: report.malformed_server },
             write_errors: report.write_errors,
             kernel: tun,
-            records_lost: report.records_lost,
+            records_lost: report.records_lost + writer.rows_lost,
         },
         warnings,
         realtime: Realtime { granted: rt.all_granted(), warnings: rt.warnings(), refused: rt },

@@ -91,7 +91,16 @@ pub struct Series {
     e_live: Vec<u64>,
 }
 
+/// Rows the series hold at most until drained (72 bytes a row: 19 MB, 38 MB as their vectors
+/// grow; over half a second of what the writer takes at full speed, and a drain comes every
+/// 0.5 s). A drop storm logs a row per packet: rows beyond are counted as lost, not held.
+pub const MAX_SERIES_ROWS: usize = 1 << 18;
+
 impl Series {
+    fn rows(&self) -> usize {
+        self.l_time.len() + self.e_time.len()
+    }
+
     /// Hands over the buffered rows as the simulator's `links` and `events` tables.
     pub fn drain(&mut self) -> Vec<(&'static str, Table)> {
         use std::mem::take as t;
@@ -153,6 +162,8 @@ pub fn open_pcap(path: &Path, snaplen: u32) -> Result<Pcap, String> {
 #[derive(Clone, Debug, Default)]
 pub struct WriterReport {
     pub pcap_records: u64,
+    /// Rows of the time series lost because they held [`MAX_SERIES_ROWS`] undrained already.
+    pub rows_lost: u64,
     /// CPU time of the writer thread (s).
     pub cpu_s: f64,
     pub errors: Vec<String>,
@@ -176,9 +187,13 @@ pub fn run(
     let mut report = WriterReport::default();
     let mut local = Series::default();
     let mut flush_rows = 0usize;
-    let push = |local: &mut Series, series: &Arc<Mutex<Series>>| {
+    let push = |local: &mut Series, series: &Arc<Mutex<Series>>, lost: &mut u64| {
         let mut s = series.lock().unwrap_or_else(|p| p.into_inner());
-        macro_rules! mv { ($($f:ident),*) => { $( s.$f.append(&mut local.$f); )* } }
+        let full = s.rows() + local.rows() > MAX_SERIES_ROWS;
+        if full {
+            *lost += local.rows() as u64;
+        }
+        macro_rules! mv { ($($f:ident),*) => { $( if full { local.$f.clear() } else { s.$f.append(&mut local.$f) } )* } }
         mv!(l_time, l_link, l_qp, l_qb, l_snr, l_psnr, l_mod, l_sub, e_time, e_kind, e_link, e_flow, e_bytes, e_bits, e_live);
     };
     let cpu0 = crate::timing::thread_cpu_ns();
@@ -209,7 +224,7 @@ pub fn run(
             }
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                 flowing = false;
-                push(&mut local, &series);
+                push(&mut local, &series, &mut report.rows_lost);
                 flush_rows = 0;
                 continue;
             }
@@ -273,11 +288,11 @@ pub fn run(
             }
         }
         if flush_rows >= 1024 {
-            push(&mut local, &series);
+            push(&mut local, &series, &mut report.rows_lost);
             flush_rows = 0;
         }
     }
-    push(&mut local, &series);
+    push(&mut local, &series, &mut report.rows_lost);
     for (name, w) in [("client", client), ("server", server)] {
         if let Some(w) = w {
             let mut inner = w.into_writer();
@@ -288,4 +303,29 @@ pub fn run(
     }
     report.cpu_s = crate::timing::thread_cpu_ns().saturating_sub(cpu0) as f64 * 1e-9;
     report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn undrained_rows_are_bounded_and_counted_as_lost() {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1 << 16);
+        let series = Arc::new(Mutex::new(Series::default()));
+        let writer = {
+            let series = series.clone();
+            std::thread::spawn(move || run(rx, Arc::new(AtomicU64::new(0)), None, None, series, 0, 0))
+        };
+        let sent = MAX_SERIES_ROWS + 10_000;
+        for i in 0..sent {
+            let r = Record::NetEvent { time_ns: i as u64, kind: "outage", link: "downlink", flow: 0, bytes: 100, live: false };
+            tx.send(r).unwrap();
+        }
+        drop(tx);
+        let report = writer.join().unwrap();
+        let kept = series.lock().unwrap().rows();
+        assert!(kept <= MAX_SERIES_ROWS, "{kept}");
+        assert_eq!(kept as u64 + report.rows_lost, sent as u64);
+    }
 }
