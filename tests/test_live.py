@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import stat
 import subprocess
 import tempfile
@@ -25,7 +26,7 @@ import pytest
 
 import airlink
 from airlink import _core, emulate as emulation
-from airlink.control import Control, ControlError, socket_path
+from airlink.control import Control, ControlError, _connect, socket_path
 
 CHECKS = {c["name"]: c for c in json.loads(_core.doctor())}
 MISSING = [name for name, c in CHECKS.items() if c["required"] and not c["ok"]]
@@ -207,6 +208,47 @@ def test_bad_requests_are_refused_and_change_nothing_while_the_run_goes_on(tmp_p
         Control(tmp_path / "emu")
     with pytest.raises(ControlError, match="no run is writing"):
         Control(tmp_path / "elsewhere")
+
+
+def test_idle_slow_and_garbled_clients_never_lock_out_control(tmp_path: Path) -> None:
+    with running("scenarios/topology/rate-step.toml", tmp_path / "emu", overrides=["stop=10 s", "change=[]"]) as (c, _):
+        wait_until(c, 0.2)
+        clients = []
+
+        def connect() -> tuple[socket.socket, Any]:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(30)
+            _connect(s, c.path)
+            clients.append(s)
+            return s, s.makefile("rb")
+
+        try:
+            for _ in range(20):  # idle: more than the run serves at once
+                connect()
+            # A request that is not UTF-8 is answered; the connection goes on.
+            s, answers = connect()
+            s.sendall(b'{"op": "st\xffate"}\n{"op": "state"}\n')
+            assert json.loads(answers.readline()) == {"ok": False, "error": "request is not UTF-8"}
+            assert json.loads(answers.readline())["ok"]
+            # `c`, the longest idle, made room: it reconnects on its own; a new client is served.
+            assert c.state()["links"][1]["name"] == "downlink"
+            with Control(tmp_path / "emu") as fresh:
+                assert fresh.state()["links"][1]["up"]
+            # A line that never ends is refused at 64 KiB, with the reason, and closed.
+            s, answers = connect()
+            try:
+                s.sendall(b" " * (70 << 10))
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # closed at the limit, before the rest went
+            error = json.loads(answers.readline())["error"]
+            assert "at most 65536 bytes" in error
+            try:
+                assert answers.readline() == b""
+            except ConnectionResetError:
+                pass  # closed with the rest of the line unread
+        finally:
+            for s in clients:
+                s.close()
 
 
 def test_airlink_flows_start_and_stop_live_and_are_marked_live(tmp_path: Path) -> None:
