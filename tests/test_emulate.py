@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
+import airlink
 from airlink import _core, emulate as emulation
+from airlink.results import TABLE_COLUMNS
 
 from conftest import AIRLINK_COMMAND, VALIDATION
 
@@ -424,3 +426,42 @@ def test_trace_link_runs_in_emulation_and_bad_traces_are_refused(tmp_path: Path)
         _core.Emulation(bad_text, "s.toml")
     with pytest.raises(_core.ScenarioError, match="cannot read the trace"):
         _core.Emulation(text.replace(str(trace), str(tmp_path / "missing.trace")), "s.toml")
+
+
+PIPE_10M = """
+[downlink.pipe]
+rate = "10 Mbit/s"
+delay = "10 ms"
+queue = "62500 B"
+[uplink.pipe]
+rate = "10 Mbit/s"
+delay = "10 ms"
+[[flow]]
+"""
+
+
+@pytest.mark.skipif(not tool("iperf3"), reason="iperf3 is not installed")
+def test_iperf3_results_are_the_runs_intervals_summary_and_plot(tmp_path: Path, airlink_cli) -> None:
+    """The new user's command, shortened: iperf3 without --json. airlink has it write JSON, keeps
+    a text report in client.stdout, and every table, the summary and the plot have its results."""
+    out = tmp_path / "run"
+    res = emulation.emulate(scenario(tmp_path, PIPE_10M), out=out, timeout=120, server="iperf3 -s -1",
+                            client="iperf3 -c $AIRLINK_SERVER -R -t 3 -i 1")
+    assert res.completed, res.output("client", "stderr")
+    assert "iperf Done." in res.output("client") and "receiver" in res.output("client")
+    assert res.summary["warnings"] == []
+    [flow] = res.summary["iperf3"]["flows"]
+    assert (flow["protocol"], flow["sender"], flow["receiver"], flow["completed"]) == ("tcp", "server", "client", True)
+    assert flow["measured_by"]["bytes_delivered"] == "client" and flow["measured_by"]["retransmissions"] == "server"
+    # Generous: a busy machine may stall the sender; the pipe never delivers more than its rate.
+    assert 0.5 * 10e6 < flow["goodput_bps"] < 1.05 * 10e6
+    assert flow["retransmissions"] >= 0
+    run = airlink.read_results(out)
+    assert list(run.flows.columns) == list(TABLE_COLUMNS["flows"]) and run.flows.empty and run.rtt.empty
+    intervals = run.intervals
+    assert len(intervals) >= 2 and set(intervals["flow"]) == {0}
+    assert intervals["bytes"].sum() == flow["bytes_delivered"]
+    assert intervals["cwnd_bytes"].notna().all() and (intervals["srtt_us"] >= 20_000).all()
+    r = airlink_cli("plot", out)
+    assert r.exit_code == 0, r.output
+    assert "panel throughput" not in r.output and "panel state: no data" in r.output

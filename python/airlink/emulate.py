@@ -16,7 +16,11 @@ commands finished normally)::
                       with airlink's own transports also per-flow counters as in simulation
     links.parquet     per-link samples (queue, SNR, modulation)
     events.parquet    drops and malformed packets
-    flows.parquet, intervals.parquet, rtt.parquet   with airlink's own transports, as in simulation
+    flows.parquet, intervals.parquet, rtt.parquet   with airlink's own transports, as in simulation;
+                      with the kernel's transports flows and rtt are empty (the columns only) and
+                      intervals holds iperf3's interval reports (see :mod:`airlink.iperf`)
+    client.iperf3.json, server.iperf3.json   iperf3's JSON reports, when airlink added -J to a
+                      command running iperf3 (its stdout then gets the text report rendered from it)
     client.pcap       packets at the client's application side (raw IP, ns timestamps); airlink's
                       own TCP and DCCP appear as real TCP and DCCP packets
     server.pcap       packets at the server's application side
@@ -40,9 +44,9 @@ from typing import Any
 
 from tqdm import tqdm
 
-from airlink import _core
+from airlink import _core, files, iperf
 from airlink.atomic import atomic_folder
-from airlink.results import MANIFEST, SUMMARY, ParquetSink, make_manifest, write_json
+from airlink.results import MANIFEST, SUMMARY, ParquetSink, make_manifest, write_empty_tables, write_json, write_table
 from airlink.scenarios import read_scenario_text
 from airlink.version import version
 
@@ -54,6 +58,11 @@ DRAIN_INTERVAL_S = 0.5
 LIVE_INTERVAL_S = 1.0
 #: The control socket in the folder a run writes.
 CONTROL_SOCKET = "control.sock"
+#: Seconds a command the timeout stops gets after SIGTERM before SIGKILL (iperf3 writes its
+#: JSON report on SIGTERM).
+KILL_GRACE_S = 2.0
+#: The most of an iperf3 report read (a day of 1 s intervals of 128 streams is less).
+MAX_IPERF_BYTES = 256 << 20
 
 
 #: Emulation could not start or run (privileges, namespaces, TUN devices, output files).
@@ -90,6 +99,60 @@ def interrupted_folder(out: Path) -> bool:
         return json.loads((out / SUMMARY).read_text(encoding="utf-8")).get("interrupted") is not None
     except (OSError, ValueError):
         return False
+
+
+def _ran(command: str, ran: str) -> dict[str, str]:
+    """The command as it ran, when airlink changed it (added iperf3's -J)."""
+    return {} if ran == command else {"ran": ran}
+
+
+def _kernel_results(folder: Path, summary: dict[str, Any], invocations: dict[str, iperf.Invocation],
+                    commands: list[dict[str, Any]]) -> None:
+    """The results of commands running the kernel's transports: iperf3's reports as the
+    ``intervals`` table and ``summary["iperf3"]``; ``flows`` and ``rtt`` empty with their columns
+    (the kernel's TCP state is not sampled), so every table reads as a DataFrame."""
+    write_empty_tables(folder, ("flows", "rtt"))
+    reports: list[iperf.Report] = []
+    warnings: list[str] = []
+    sources: dict[str, str] = {}
+    for side, inv in invocations.items():
+        if inv.note:
+            warnings.append(inv.note)
+            continue
+        name = f"{side}.stdout" if inv.json_in == "stdout" else str(inv.json_in)
+        sources[side] = name
+        try:
+            text = files.read_text(folder / name, f"{side}'s iperf3 report", MAX_IPERF_BYTES, missing="")
+        except files.FileError as e:
+            warnings.append(str(e))
+            continue
+        found, problems = iperf.parse(side, text)
+        reports += found
+        warnings += problems
+        if inv.added:
+            _write_report_text(folder, side, found)
+    start = next((c["start_s"] for c in commands if c["side"] == "client"), 0.0)
+    flows, rows = iperf.flows(reports, offset_s=start)
+    write_table(folder, "intervals", rows, iperf.INTERVAL_COLUMNS)
+    if invocations and not flows:
+        warnings.append("no iperf3 results could be read: the intervals table is empty and the summary has no flows "
+                        "(see " + ", ".join(f"{s}.stdout/.stderr" for s in invocations) + ")")
+    elif invocations and not any(f["goodput_bps"] is not None for f in flows):
+        warnings.append("iperf3 reported no totals: no goodput in the summary, only the interval reports it wrote")
+    if invocations:
+        summary["iperf3"] = {"flows": flows, "reports": sources, "warnings": warnings}
+    summary["warnings"] = summary.get("warnings", []) + warnings
+
+
+def _write_report_text(folder: Path, side: str, reports: list[iperf.Report]) -> None:
+    """The text report iperf3 would have printed, into the side's stdout (airlink had it write
+    JSON to a log file instead); its error, as iperf3 prints it, into stderr."""
+    with open(folder / f"{side}.stdout", "a", encoding="utf-8") as f:
+        f.write(iperf.render_text(reports))
+    errors = [r.error for r in reports if r.error]
+    if errors:
+        with open(folder / f"{side}.stderr", "a", encoding="utf-8") as f:
+            f.writelines(f"iperf3: error - {e}\n" for e in errors)
 
 
 def _kernel() -> dict[str, str]:
@@ -203,6 +266,8 @@ def emulate(
     with atomic_folder(out, replace=force, kind="results") as tmp:
         emu, source = _start(scenario, seed=seed, overrides=overrides, pcap_dir=tmp, snaplen=snaplen, realtime=realtime,
                              max_in_flight_bytes=max_in_flight_bytes)
+        invocations = {side: inv for side, cmd in (("server", server), ("client", client))
+                       if cmd and (inv := iperf.invocation(side, cmd, tmp.resolve())) is not None}
         sink = ParquetSink(tmp)
         control_warnings = _listen(emu, tmp)
         commands: list[dict[str, Any]] = []
@@ -233,16 +298,21 @@ def emulate(
                 timed_out = _wait(emu, lambda: 0 if emu.flows_finished else None, deadline, sink, tick) is None
             else:
                 if server:
-                    hs = emu.spawn("server", server, str(tmp / "server.stdout"), str(tmp / "server.stderr"))
+                    ran = invocations["server"].command if "server" in invocations else server
+                    hs = emu.spawn("server", ran, str(tmp / "server.stdout"), str(tmp / "server.stderr"))
                     commands.append({"side": "server", "command": server, "handle": hs,
-                                     "start_s": time.monotonic() - started})
+                                     "start_s": time.monotonic() - started, **_ran(server, ran)})
                     time.sleep(server_delay)
-                hc = emu.spawn("client", client, str(tmp / "client.stdout"), str(tmp / "client.stderr"))
-                commands.append({"side": "client", "command": client, "handle": hc, "start_s": time.monotonic() - started})
+                ran = invocations["client"].command if "client" in invocations else client
+                hc = emu.spawn("client", ran, str(tmp / "client.stdout"), str(tmp / "client.stderr"))
+                commands.append({"side": "client", "command": client, "handle": hc, "start_s": time.monotonic() - started,
+                                 **_ran(client, ran)})
                 code = _wait(emu, lambda: emu.poll(hc), deadline, sink, tick)
                 if code is None:
                     timed_out = True
-                    emu.kill(hc, True)
+                    emu.kill(hc)  # SIGTERM first: iperf3 then still writes its report
+                    if _wait(emu, lambda: emu.poll(hc), time.monotonic() + KILL_GRACE_S, sink) is None:
+                        emu.kill(hc, True)
                 commands[-1].update(exit_code=code, end_s=time.monotonic() - started)
             if hs is not None:
                 scode = _wait(emu, lambda: emu.poll(hs), time.monotonic() + server_grace, sink)
@@ -268,6 +338,8 @@ def emulate(
             finished = any(c["side"] == "client" and c["exit_code"] == 0 for c in commands)
         completed = finished and not timed_out and interrupted is None
         summary["warnings"] = summary.get("warnings", []) + control_warnings
+        if client is not None:
+            _kernel_results(tmp, summary, invocations, commands)
         summary.update(completed=completed, interrupted=interrupted, timed_out=timed_out,
                        duration_s=time.monotonic() - started, commands=commands)
         manifest = make_manifest(

@@ -57,7 +57,7 @@ def errorbar_png(
 
 #: The panels of a run's figure: (name, y label with unit).
 PANELS = (("throughput", "throughput (Mbit/s)"), ("window", "cwnd (kB) / rate (Mbit/s)"), ("rtt", "smoothed RTT (ms)"),
-          ("queue", "queue (packets)"), ("losses", "link losses (packets, cumulative)"),
+          ("queue", "queue (packets)"), ("losses", "losses (packets, cumulative)"),
           ("state", "SNR (dB) / modulation (bits)"))
 MAX_MARKED_CHANGES = 20  # more link-state changes than this are a texture, not events to mark
 
@@ -118,6 +118,48 @@ def flow_series(flows: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(out, ignore_index=True)[columns]
 
 
+def interval_series(intervals: pd.DataFrame, skip: Sequence[int] = ()) -> pd.DataFrame:
+    """``flow_series``' columns from an intervals table (iperf's reports) for the flows not in
+    ``skip``: throughput per interval and, where the sender reported them (the kernel's TCP
+    through iperf3), cwnd, RTT and cumulative retransmissions; for UDP cumulative losses."""
+    columns = ["time_s", "flow", "throughput_mbps", "cwnd_kb", "rate_mbps", "rtt_ms", "losses"]
+    if intervals.empty or not {"time_ns", "flow", "throughput_bps"} <= set(intervals):
+        return pd.DataFrame(columns=columns)
+    out = []
+    for flow, g in intervals.sort_values("time_ns").groupby("flow", sort=True):
+        if flow in skip:
+            continue
+        n = len(g)
+        col = lambda name: g[name].to_numpy(dtype=float) if name in g else np.full(n, np.nan)  # noqa: E731
+        lost, retransmitted = col("lost"), col("retransmissions")
+        counted = retransmitted if not np.isnan(retransmitted).all() else lost
+        out.append(pd.DataFrame({"time_s": g["time_ns"].to_numpy(dtype=float) / 1e9, "flow": flow,
+                                 "throughput_mbps": col("throughput_bps") / 1e6, "cwnd_kb": col("cwnd_bytes") / 1e3,
+                                 "rate_mbps": np.full(n, np.nan), "rtt_ms": col("srtt_us") / 1e3,
+                                 "losses": np.nancumsum(counted) if not np.isnan(counted).all() else counted,
+                                 # interval means are drawn as steps; losses say what was counted
+                                 "interval": True, "interval_s": col("interval_s"),
+                                 "counted": "retransmissions" if counted is retransmitted else "lost"}))
+    columns += ["interval", "interval_s", "counted"]
+    return pd.concat(out, ignore_index=True)[columns] if out else pd.DataFrame(columns=columns)
+
+
+def _why_empty(panel: str, kernel: bool, intervals: bool, links: bool) -> str:
+    """Why a panel of a run's figure has nothing to draw."""
+    if panel in ("queue", "state") and not links:
+        return "no links table"
+    if kernel and not intervals and panel in ("throughput", "window", "rtt", "losses"):
+        return "no iperf3 reports in these runs (the kernel's transports are measured through iperf3)"
+    return {
+        "throughput": "no flow samples",
+        "window": "no cwnd or rate samples" + (" (only iperf3's TCP sender reports cwnd)" if kernel else ""),
+        "rtt": "no RTT samples" + (" (only iperf3's TCP sender reports RTT)" if kernel else ""),
+        "queue": "the queues stayed empty",
+        "losses": "no loss counts",
+        "state": "no SNR samples, the links have no channel model",
+    }[panel]
+
+
 def flow_name(flow: dict[str, Any]) -> str:
     """``cubic``, ``ccid3`` or ``udp``: a flow's congestion control, else its protocol."""
     congestion = flow.get("congestion")
@@ -159,6 +201,7 @@ def runs_png(path: Path, runs: Sequence[tuple[str, Any]], title: str,
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     marks: list[tuple[float, str]] = []
     problems: list[str] = []
+    kernel = have_intervals = have_links = False
     for i, (label, result) in enumerate(runs):
         for name in ("flows", "links"):
             found: list[str] = []
@@ -168,19 +211,36 @@ def runs_png(path: Path, runs: Sequence[tuple[str, Any]], title: str,
                 flows = flow_series(table)
             else:
                 links = table
-        protocols = {f["id"]: flow_name(f) for f in result.summary.get("flows", [])}
+        # Flows with no samples of their own (the kernel's, through iperf3) are drawn from
+        # their interval reports.
+        reports = interval_series(_table(result, "intervals"), skip=list(flows["flow"].unique()))
+        flows = pd.concat([f for f in (flows, reports) if not f.empty] or [flows], ignore_index=True)
+        kernel = kernel or result.manifest.get("endpoints") == "kernel"
+        have_intervals = have_intervals or not reports.empty
+        have_links = have_links or not links.empty
+        summary_flows = result.summary.get("flows", []) + (result.summary.get("iperf3") or {}).get("flows", [])
+        protocols = {f["id"]: flow_name(f) for f in summary_flows if isinstance(f, dict) and "id" in f}
         style = ["-", "--", ":", "-."][i % 4]
         for j, (flow, g) in enumerate(flows.groupby("flow")):
             name = f"{label} flow {flow} ({protocols.get(flow, '?')})" if len(runs) > 1 else f"flow {flow} ({protocols.get(flow, '?')})"
             colour = colours[(i * 3 + j) % len(colours)]
-            panels["throughput"].plot(g["time_s"], g["throughput_mbps"], style, color=colour, label=name)
+            reported = "interval" in g and g["interval"].eq(True).all()  # iperf's interval reports
+            if reported:  # each interval's mean as a step over it (times are the intervals' ends)
+                first = g["time_s"].iloc[0] - np.nan_to_num(g["interval_s"].iloc[0])
+                panels["throughput"].plot(np.r_[first, g["time_s"]], np.r_[g["throughput_mbps"].iloc[:1], g["throughput_mbps"]],
+                                          style, color=colour, drawstyle="steps-pre", label=f"{name}, iperf3 intervals")
+            else:
+                panels["throughput"].plot(g["time_s"], g["throughput_mbps"], style, color=colour, label=name)
             if g["cwnd_kb"].notna().any():
                 panels["window"].plot(g["time_s"], g["cwnd_kb"], style, color=colour, label=f"{name} cwnd (kB)")
             if g["rate_mbps"].notna().any():
                 panels["window"].plot(g["time_s"], g["rate_mbps"], style, color=colour, alpha=0.6,
                                       label=f"{name} rate (Mbit/s)")
-            panels["rtt"].plot(g["time_s"], g["rtt_ms"], style, color=colour, label=name)
-            panels["losses"].plot(g["time_s"], g["losses"], style, color=colour, label=name)
+            if g["rtt_ms"].notna().any():
+                panels["rtt"].plot(g["time_s"], g["rtt_ms"], style, color=colour, label=name)
+            if g["losses"].notna().any():
+                panels["losses"].plot(g["time_s"], g["losses"], style, color=colour,
+                                      label=f"{name} {g['counted'].iloc[0]}" if reported else f"{name} link losses")
         for j, (link, g) in enumerate(links.sort_values("time_ns").groupby("link") if not links.empty else []):
             t = g["time_ns"] / 1e9
             prefix = f"{label} " if len(runs) > 1 else ""
@@ -196,12 +256,18 @@ def runs_png(path: Path, runs: Sequence[tuple[str, Any]], title: str,
         raise NothingToDraw("nothing to draw: " + "; ".join(problems))
     for problem in problems:
         notice(problem)
+    empty = {name: _why_empty(name, kernel, have_intervals, have_links) for name, _ in PANELS if not panels[name].lines}
+    for name, why in empty.items():
+        notice(f"panel {name}: no data: {why}")
     for name, y_label in PANELS:
         ax = panels[name]
         ax.set_ylabel(textwrap.fill(y_label, 22), fontsize=9)
         ax.grid(True, alpha=0.3)
-        if not ax.lines:
-            ax.text(0.5, 0.5, "no samples in these runs", transform=ax.transAxes, ha="center", va="center", color="0.4")
+        if name == "throughput" and ax.lines:
+            ax.set_ylim(0, ax.get_ylim()[1] * 1.05)
+        if name in empty:
+            ax.text(0.5, 0.5, textwrap.fill(f"no data: {empty[name]}", 70), transform=ax.transAxes, ha="center",
+                    va="center", color="0.4")
         _mark(ax, marks)
         _legend(ax)
     axes[-1].set_xlabel("time (s)")

@@ -6,6 +6,7 @@ Layout::
     summary.json     the core's summary, byte for byte (equal for equal seeds)
     flows.parquet    per-flow samples (time_ns, cwnd_bytes, rate_bps, srtt_us, retransmissions, link_losses, ...)
     intervals.parquet  iperf's interval reports of UDP and DCCP flows (throughput_bps, lost, jitter_ms)
+                     or, in an emulation running iperf3, its reports (see airlink.iperf)
     rtt.parquet      every RTT sample (time_ns, flow, rtt_us)
     links.parquet    per-link samples (queue_packets, snr_db, modulation_bits, ...)
     events.parquet   drops and other events (kind, link, flow, bytes, bit_errors)
@@ -93,6 +94,20 @@ COLUMN_TYPES: dict[str, pa.DataType] = {
     "frame_error": pa.uint64(),
 }
 
+#: The columns of the tables every run has, as the core writes them (crates/airlink-net/src/
+#: metrics.rs; a test compares them with a simulation's). A table a run did not write reads as an
+#: empty DataFrame with these columns. An emulation of iperf3 adds to ``intervals`` what the
+#: kernel's TCP sender reports: retransmissions, cwnd_bytes, srtt_us.
+TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
+    "flows": ("time_ns", "flow", "delivered_bytes", "cwnd_bytes", "ssthresh_bytes", "inflight_bytes", "rate_bps",
+              "loss_event_rate", "srtt_us", "rto_us", "retransmissions", "spurious_retransmissions", "timeouts",
+              "fast_recoveries", "link_losses", "detected_losses", "sack_ok", "congestion_distance_segments",
+              "backlog_segments"),
+    "intervals": ("time_ns", "flow", "interval_s", "bytes", "throughput_bps", "received", "lost", "out_of_order",
+                  "jitter_ms"),
+    "rtt": ("time_ns", "flow", "rtt_us"),
+}
+
 Drained = Mapping[str, Mapping[str, Sequence[Any]]]
 
 
@@ -166,6 +181,24 @@ class MemorySink:
         }
 
 
+def _schema(columns: Sequence[str]) -> pa.Schema:
+    return pa.schema([(c, COLUMN_TYPES.get(c, pa.float64())) for c in columns])
+
+
+def write_table(folder: Path, name: str, rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> None:
+    """``rows`` (dicts, None for a value not measured) as ``folder/name.parquet`` with the core's
+    column types; with no rows, a file with the columns only."""
+    schema = _schema(columns)
+    pq.write_table(pa.Table.from_pylist(list(rows), schema=schema), folder / f"{name}.parquet")
+
+
+def write_empty_tables(folder: Path, names: Sequence[str]) -> None:
+    """Each of ``names`` (of ``TABLE_COLUMNS``) that the run did not write, with its columns only."""
+    for name in names:
+        if not (folder / f"{name}.parquet").exists():
+            write_table(folder, name, [], TABLE_COLUMNS[name])
+
+
 def python_description() -> str:
     return f"{platform.python_implementation()} {platform.python_version()}"
 
@@ -180,8 +213,14 @@ def make_manifest(
     resolved_scenario: str,
     completed: bool,
     command: Sequence[str] | None,
+    code: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """What a reader needs to know how the run was made; no wall-clock time, on purpose."""
+    """What a reader needs to know how the run was made. ``code`` is the code that made it
+    (``airlink.version.code_identity()``, the default: version, git commit and whether the
+    checkout had changes, the core's build hash, the UTC date); the date is kept there only, so
+    the rest of two manifests of the same run compare equal."""
+    from airlink.version import code_identity
+
     return {
         "results_format": RESULTS_FORMAT,
         "airlink_version": version,
@@ -195,6 +234,7 @@ def make_manifest(
         "python": python_description(),
         "platform": platform.platform(),
         "resolved_scenario": resolved_scenario,
+        "code": dict(code_identity() if code is None else code),
     }
 
 
@@ -234,7 +274,11 @@ class RunResult:
 
     def table(self, name: str) -> pd.DataFrame:
         """One of ``flows``, ``intervals``, ``rtt``, ``links``, ``events`` (and with the scenario's
-        ``event_log``, ``segments`` and ``slots``) as a DataFrame."""
+        ``event_log``, ``segments`` and ``slots``) as a DataFrame.
+
+        An emulation of the kernel's transports (``--client``) samples no flow state: its
+        ``flows`` and ``rtt`` are empty DataFrames with the columns (also in folders written
+        before airlink wrote those files), and ``intervals`` holds iperf3's reports, if any."""
         import pandas as pd
 
         if name not in TABLES:
@@ -244,6 +288,8 @@ class RunResult:
             if name in EVENT_LOG_TABLES and not path.exists():
                 raise ResultsError(f"{path}: no {name} table: the run had no event log (event_log = true)")
             f = files.open_regular(path, f"{name} table", error=ResultsError, missing=None)
+            if f is None and name in TABLE_COLUMNS and self.manifest.get("endpoints") == "kernel":
+                return _schema(TABLE_COLUMNS[name]).empty_table().to_pandas()
             if f is None:
                 raise ResultsError(f"{path}: missing: no {name} table in this results folder")
             try:
@@ -261,7 +307,8 @@ class RunResult:
 
     @cached_property
     def intervals(self) -> pd.DataFrame:
-        """iperf's interval reports of UDP and DCCP flows: throughput_bps, lost, out_of_order, jitter_ms."""
+        """iperf's interval reports of UDP and DCCP flows: throughput_bps, lost, out_of_order, jitter_ms;
+        in an emulation of iperf3, its reports of every stream (see :mod:`airlink.iperf`)."""
         return self.table("intervals")
 
     @cached_property
