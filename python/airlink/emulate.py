@@ -252,8 +252,9 @@ def emulate(
 
     ``max_in_flight_bytes`` bounds the memory the packets held in the emulated links of each
     direction take at once, each counted at its allocation and queue slots (default 256 MiB);
-    packets beyond are dropped on arrival and counted in the summary's ``drops``, with every other drop the scenario did not ask for (the kernels' at the TUN
-    devices, records the writer lost). ``warnings`` lists each kind that happened.
+    packets beyond are dropped on arrival and counted in the summary's ``drops``, with every other
+    drop the scenario did not ask for (the kernels' at the TUN devices, records the writer lost).
+    ``warnings`` lists each kind that happened.
 
     ``live`` is called about once a second with the run's state (what ``airlink ctl RUN state``
     reads: links and flows), e.g. to draw a live view. The run listens for live control on
