@@ -196,8 +196,9 @@ def test_plan_merges_replaces_or_refuses(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(rp, "core_build", lambda: "another build")
     with pytest.raises(rp.ReproductionError, match="another build of airlink"):
         rp.plan(merged, "wipemu", parts, ["fig4"], same, False)
-    # --force: the report is replaced when written; only the runs of the other build go
+    # --force: the report is replaced when written; the stored runs stay, and those of the other
+    # build are run again when a part needs them (run_part, the sweeps' rule)
     (merged / rp.STORE / "fig4").mkdir(parents=True)
     assert rp.plan(merged, "wipemu", parts, ["fig4"], same, True) == ("fig4",)
-    assert not (merged / rp.STORE).exists() and (merged / "report.json").exists()
+    assert (merged / rp.STORE / "fig4").exists() and (merged / "report.json").exists()
     assert rp.plan(rebuilt, "wipemu", parts, ["fig4", "fig5"], same, False) == ("fig4", "fig5") and rebuilt.exists()

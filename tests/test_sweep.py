@@ -266,10 +266,13 @@ def test_foreign_and_old_stores_are_refused(tmp_path: Path) -> None:
     out = tmp_path / "out"
     airlink.sweep(path, out)
     manifest = json.loads((out / "manifest.json").read_text())
-    for change, message in [({"format": 0}, "store format 0"), ({"airlink": "0.0.1"}, "written by airlink 0.0.1")]:
-        (out / "manifest.json").write_text(json.dumps({**manifest, **change}))
-        with pytest.raises(store.StoreError, match=message):
-            airlink.sweep(path, out)
+    (out / "manifest.json").write_text(json.dumps({**manifest, "format": 0}))
+    with pytest.raises(store.StoreError, match="store format 0"):
+        airlink.sweep(path, out)
+    # Another version number alone refuses nothing: runs are judged by the build that made each
+    # (tests/test_code_identity.py), as the number stays the same across changes of the models.
+    (out / "manifest.json").write_text(json.dumps({**manifest, "airlink": "0.0.1"}))
+    airlink.sweep(path, out)
     (out / "manifest.json").write_text(json.dumps({**manifest, "format": 99}))
     with pytest.raises(store.StoreError, match="reads format 2 only"):
         airlink.load(out)

@@ -12,6 +12,15 @@ folders, computes statistics and reproduces the seed studies.
 ... except airlink.ScenarioError as e:
 ...     print("refused")
 refused
+
+A scenario can be a path, TOML text or a dict (``airlink.sources`` has the rule), and
+``to_toml`` writes a dict back as TOML:
+
+>>> print(airlink.to_toml({"stop": "2 s", "downlink": {"pipe": {"rate": "2 Mbit/s"}}}), end="")
+stop = "2 s"
+<BLANKLINE>
+[downlink.pipe]
+rate = "2 Mbit/s"
 """
 
 from __future__ import annotations
@@ -21,13 +30,15 @@ if TYPE_CHECKING:
     from airlink._core import ScenarioError
     from airlink.experiment_run import sweep
     from airlink.results import RunResult, read_results
-    from airlink.runner import run
+    from airlink.runner import RunResults, run
+    from airlink.sources import to_toml
     from airlink.store import load
 
 # Loaded on first use: the `airlink` command imports this package before it can catch Ctrl-C,
 # so the package itself must load nothing heavy (pandas, the core).
 _LAZY = {"ScenarioError": "airlink._core", "RunResult": "airlink.results", "read_results": "airlink.results",
-         "sweep": "airlink.experiment_run", "run": "airlink.runner", "load": "airlink.store"}
+         "sweep": "airlink.experiment_run", "run": "airlink.runner", "load": "airlink.store",
+         "RunResults": "airlink.runner", "to_toml": "airlink.sources"}
 
 
 def __getattr__(name: str) -> object:
@@ -41,4 +52,5 @@ def __getattr__(name: str) -> object:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'airlink' has no attribute {name!r}")
 
-__all__ = ["RunResult", "ScenarioError", "__version__", "load", "read_results", "run", "sweep"]
+__all__ = ["RunResult", "RunResults", "ScenarioError", "__version__", "load", "read_results", "run", "sweep",
+           "to_toml"]

@@ -273,6 +273,10 @@ def reproduce(study: str, out: Path | None, seeds: int | None, only: str | None,
     if study == "wipemu":
         settings["arq_limits"] = sorted(set(arq_limits or wipemu.ARQ_LIMITS))
     out = out or Path("reports") / study
+    from airlink.experiment_run import progress_lines
+
+    # A bar on a terminal; else (a log, CI, `make demo > log`) a plain line every 10 s per part.
+    progress_lines.set(not as_json)
     try:
         rep, parts = reproduce_into(study, out, only=only, settings=settings, force=force,
                                     progress=not as_json and sys.stderr.isatty(), **options)
@@ -817,32 +821,45 @@ def validate_tcp(quick: bool, preset: str | None, seed: int, seconds: float | No
 @click.option("--jobs", type=click.IntRange(1), help="Parallel runs (default: the number of CPUs).")
 @click.option("--dask", metavar="ADDRESS",
               help="Run on a Dask cluster: a scheduler ADDRESS (tcp://host:8786), or local:N for N worker processes here.")
-def sweep(experiment: Path, out: Path | None, jobs: int | None, dask: str | None) -> None:
+@click.option("--allow-mixed", is_flag=True,
+              help="Reuse stored runs that another build of the core made (the store's manifest notes it).")
+@click.option("--rerun-stale", is_flag=True, help="Run again the stored runs that another build of the core made.")
+def sweep(experiment: Path, out: Path | None, jobs: int | None, dask: str | None, allow_mixed: bool,
+          rerun_stale: bool) -> None:
     """Run an EXPERIMENT file (a scenario, parameters to vary, metrics, repetitions) into a store.
 
     The store holds runs.parquet (a row per run and flow), metrics.parquet, summary.parquet,
     paired.parquet and differences.parquet (with a reference), each run's time series under
     series/, and manifest.json. Done runs are skipped, so an interrupted sweep resumes where it stopped.
+
+    A stored run is reused only by the build of the core that made it: runs of another build are
+    refused unless --rerun-stale or --allow-mixed. Progress goes to stderr (a bar on a terminal,
+    else a line every 10 s), and the sweep ends saying how many runs were reused and how many new.
     """
+    import importlib.util
+
     from airlink import experiment as ex
     from airlink import experiment_run, store
 
+    if allow_mixed and rerun_stale:
+        raise click.BadParameter("choose one: --allow-mixed reuses the stale runs, --rerun-stale runs them again",
+                                 param_hint="--allow-mixed")
     if dask is not None:
         if jobs is not None:
             raise click.BadParameter("--jobs is for local runs; a Dask cluster has its own workers", param_hint="--jobs")
         try:
             experiment_run.parse_dask(dask)
-            import distributed  # noqa: F401
         except ValueError as e:
             raise click.BadParameter(str(e), param_hint="--dask") from None
-        except ImportError:
-            raise click.BadParameter("needs dask.distributed: pip install 'airlink[cluster]'", param_hint="--dask") from None
+        if importlib.util.find_spec("distributed") is None:  # found, not loaded: loaded only if a run needs it
+            raise click.BadParameter("needs dask.distributed: pip install 'airlink[cluster]'", param_hint="--dask")
     exp = ex.load_experiment(experiment)
     out = out or Path(f"{experiment.stem}.sweep")
     check_output(out, "store")  # before describing the plan: a folder airlink did not make is refused
     click.echo(ex.describe(exp), err=True)
     try:
-        root = experiment_run.run_experiment(exp, out, jobs=jobs, dask=dask, progress=sys.stderr.isatty())
+        root = experiment_run.run_experiment(exp, out, jobs=jobs, dask=dask, progress=True, allow_mixed=allow_mixed,
+                                             rerun_stale=rerun_stale)
     except KeyboardInterrupt:
         _interrupted_sweep(exp, out)
     click.echo(store.format_summary(store.load(root, "summary"), list(exp.parameters)))

@@ -1,6 +1,9 @@
 """Experiment files: a base scenario, parameters to vary, metrics and a repetition rule.
 
-An experiment is a TOML file (parsed with the standard library's ``tomllib``)::
+An experiment is a TOML file (parsed with the standard library's ``tomllib``), or the same as
+TOML text or a dict (``airlink.sources`` tells them apart; errors then name ``<string>`` or
+``<dict>``). Its ``scenario`` is a path (relative to the experiment's file, or to the working
+directory for one given in code), TOML text or a table::
 
     [experiment]
     scenario = "../scenarios/transport/pipe.toml"   # relative to this file
@@ -60,7 +63,7 @@ from typing import Any
 
 import numpy as np
 
-from airlink import _core, stats
+from airlink import _core, sources, stats
 from airlink import files as files_
 from airlink.scenarios import MAX_SCENARIO_BYTES, display_path, read_scenario_text
 
@@ -371,10 +374,11 @@ def _reference(head: Mapping[str, Any], points: Sequence[tuple[tuple[str, Any], 
     return tuple(ref.items()), pairs
 
 
-def load_experiment(path: str | Path) -> Experiment:
-    """Parses and validates an experiment file, and resolves every configuration of its grid."""
-    path = Path(path)
-    text = files_.read_text(path, "experiment file", files_.MAX_EXPERIMENT_BYTES, error=ExperimentError)
+def load_experiment(experiment: sources.Source) -> Experiment:
+    """Parses and validates an experiment (a file's path, TOML text or a dict), and resolves every
+    configuration of its grid."""
+    given = sources.read(experiment, "experiment file", files_.MAX_EXPERIMENT_BYTES, ExperimentError)
+    path, text = Path(given.name), given.text
     try:
         doc = tomllib.loads(text)
     except RecursionError:  # tomllib recurses into nested arrays and inline tables
@@ -398,12 +402,18 @@ def load_experiment(path: str | Path) -> Experiment:
         raise where.error("[experiment] with a scenario = \"path\" is required", "experiment")
     if unknown := sorted(set(head) - {"scenario", "seed", "metrics", "flow_class", "reference", "series"}):
         raise where.error(f"unknown key {unknown[0]!r} in [experiment]", unknown[0])
-    if not isinstance(head["scenario"], str) or not head["scenario"] or "\0" in head["scenario"]:
-        raise where.error("experiment.scenario: expected the path of a scenario file (a non-empty string), "
-                          f"got {_kind(head['scenario'])}", "scenario")
-    scenario_path = (path.parent / head["scenario"]).resolve()
-    scenario_text = files_.read_text(scenario_path, "scenario file", MAX_SCENARIO_BYTES,
-                                     error=lambda what: where.error(what, "scenario"))
+    scenario = head["scenario"]
+    if isinstance(scenario, dict) or sources.is_toml_text(scenario):  # a scenario given in the experiment
+        inline = sources.read(scenario, "scenario", MAX_SCENARIO_BYTES, lambda what: where.error(what, "scenario"))
+        scenario_path, scenario_text = Path(inline.name), inline.text
+    else:
+        if not isinstance(scenario, str) or not scenario or "\0" in scenario:
+            raise where.error("experiment.scenario: expected the path of a scenario file (a non-empty string), "
+                              f"TOML text or a table, got {_kind(scenario)}", "scenario")
+        base = path.parent if given.path is not None else Path.cwd()
+        scenario_path = (base / scenario).resolve()
+        scenario_text = files_.read_text(scenario_path, "scenario file", MAX_SCENARIO_BYTES,
+                                         error=lambda what: where.error(what, "scenario"))
     seed = head.get("seed", 1)
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**63:
         raise where.error(f"experiment.seed must be a non-negative integer, got {seed!r}", "seed")
@@ -446,7 +456,8 @@ def load_experiment(path: str | Path) -> Experiment:
             # scenario, and the file an experiment names may be no scenario at all.
             raise where.error(str(e).split("\n", 1)[0], *names) from None
     parameters = tuple(k for k, _ in points[0])
-    hashes = {str(path.resolve()): _sha256_text(text), str(scenario_path): _sha256_text(scenario_text)}
+    hashes = {str(path.resolve()) if given.path else path.name: _sha256_text(text),
+              str(scenario_path): _sha256_text(scenario_text)}
     hashes.update({i.path: i.sha256 for c in configs for i in c.inputs})
     return Experiment(
         path=path, text=text, scenario_path=scenario_path, scenario_text=scenario_text, seed=seed,

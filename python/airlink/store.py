@@ -2,7 +2,8 @@
 
 Layout of a store folder::
 
-    manifest.json      format version, airlink version, the experiment, hashes of its input files
+    manifest.json      format version, airlink version, the experiment, hashes of its input files,
+                       the code that last wrote the tables (``code``: git commit, core build, date)
     index.jsonl        the sha256 of every record, time series folder and table, a line appended
                        as each is written (the last line of a key counts): what lets a resume or
                        a report notice a record or folder damaged, cut short, edited or removed
@@ -26,6 +27,13 @@ Damage: a resume runs again every run whose record or series folder is not what 
 (naming each on stderr); ``load`` and ``airlink report`` refuse a store with such a run or table,
 naming it. A store written before the index (no index.jsonl) is said to be so once, its records
 checked for their shape only; a sweep into it then adds their checksums to a new index.
+
+Code: each record holds ``core``, the build of the simulation core that made it
+(``airlink.version.core_build``), and the index repeats it, so a resume finds without reading every
+record which runs another build made (``Store.stale``). Those are not mixed with this build's
+silently: ``airlink.experiment_run.run_experiment`` refuses them unless told to run them again
+or to reuse them. A record without ``core`` (an airlink from before it was kept) counts as made
+by an unknown build.
 """
 
 from __future__ import annotations
@@ -50,7 +58,7 @@ from airlink.atomic import MARKER as OUTPUT_MARKER
 from airlink.atomic import FolderExistsError, _pid_alive, check_output, write_marker
 from airlink.results import SUMMARY, make_manifest, write_json
 from airlink.results import MANIFEST as RUN_MANIFEST
-from airlink.version import version
+from airlink.version import code_identity, core_build, version
 
 FORMAT = 2  # 2: keys hash input files; derived metrics; time series; paired tables (index.jsonl optional)
 MANIFEST = "manifest.json"
@@ -157,19 +165,21 @@ class Store:
 
     @classmethod
     def open(cls, root: str | Path, manifest: Mapping[str, Any], notice: Callable[[str], None] = _stderr) -> Store:
-        """Opens (or creates) a store for a sweep. A store of another format or airlink version,
-        or a non-empty folder that is no store, is refused before anything runs."""
+        """Opens (or creates) a store for a sweep. A store of another format, or a non-empty
+        folder that is no store, is refused before anything runs. Runs of other code are found
+        per run (``stale``), not by the version number, which stays the same across changes of
+        the models. The manifest keeps the ``code`` of the sweep that last wrote the tables
+        (``set_code``)."""
         root = Path(root)
         check_output(root, "store")  # a store is resumed; a folder airlink did not make is refused
+        old: dict[str, Any] = {}
         if root.exists() and any(p for p in root.iterdir() if p.name != OUTPUT_MARKER):
             old = read_manifest(root)
-            if old.get("airlink") != version():
-                raise StoreError(f"{root / MANIFEST}: written by airlink {old.get('airlink')}, this is "
-                                 f"{version()}: its runs may differ; sweep into another folder")
         store = cls(root, notice)
         store.runs.mkdir(parents=True, exist_ok=True)
         store._sweep_temporaries()
-        body = {"store": "airlink-sweep", "format": FORMAT, "airlink": version(), **manifest}
+        kept = {k: old[k] for k in ("code", "mixed_code") if k in old}
+        body = {"store": "airlink-sweep", "format": FORMAT, "airlink": version(), **kept, **manifest}
         write_atomic(root / MANIFEST, json.dumps(body, indent=1).encode())
         write_marker(root, "store")
         store._adopt()
@@ -240,7 +250,8 @@ class Store:
                 self._unadopted[key] = problem
             if record is not None:
                 series = folder_digest(self.series_path(key)) if record.get("series") else None
-                entries.append({"run": key, "record": _sha256(self.record_path(key), "run record"), "series": series})
+                entries.append({"run": key, "record": _sha256(self.record_path(key), "run record"), "series": series,
+                                "core": record.get("core")})
         write_atomic(self.index_path, "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in entries).encode())
         self._index = None
 
@@ -310,7 +321,33 @@ class Store:
         data = json.dumps(record).encode()
         # Not fsynced: a kill cannot tear a renamed file, and the index catches what a power cut did.
         write_atomic(self.record_path(record["key"]), data, durable=False)
-        self._append({"run": record["key"], "record": hashlib.sha256(data).hexdigest(), "series": series})
+        self._append({"run": record["key"], "record": hashlib.sha256(data).hexdigest(), "series": series,
+                      "core": record.get("core")})
+
+    def stale(self, keys: Iterable[str]) -> dict[str, str | None]:
+        """Of ``keys``, the finished (ok) runs another build of the core made: key -> that build,
+        or None when the record does not say (an airlink from before builds were recorded)."""
+        ours = core_build()
+        index = self.index()
+        found = {}
+        for key in keys:
+            entry = index.get(f"run:{key}")
+            if entry is not None and entry.get("core") != ours:
+                record, _ = self._check(key)
+                if record is not None and record["status"] == "ok":
+                    found[key] = record.get("core")
+        return found
+
+    def set_code(self, code: Mapping[str, Any], mixed: int = 0) -> None:
+        """Records in the manifest the code that wrote the tables, and how many of the runs they
+        hold another build made (reused with ``allow_mixed``; 0 removes the note)."""
+        manifest = read_manifest(self.root)
+        manifest["code"] = dict(code)
+        manifest.pop("mixed_code", None)
+        if mixed:
+            manifest["mixed_code"] = {"runs": mixed, "note": "made by another build of the core (or one not "
+                                      "recorded), reused with --allow-mixed"}
+        write_atomic(self.root / MANIFEST, json.dumps(manifest, indent=1).encode())
 
     def series_path(self, key: str) -> Path:
         return self.root / "series" / key
@@ -319,9 +356,11 @@ class Store:
         """A run's time series as a results folder, whole or not at all; returns its digest for
         the index (see ``folder_digest``)."""
         summary = record["summary"]
+        code = {**code_identity(), "core": record.get("core")}  # the build that ran it (a Dask worker's)
         manifest = make_manifest(version=version(), scenario_name=summary["scenario"], source="sweep",
                                  seed=record["seed"], overrides=[f"{k}={v}" for k, v in record["params"]],
-                                 resolved_scenario=resolved, completed=summary["completed"], command=[])
+                                 resolved_scenario=resolved, completed=summary["completed"], command=[],
+                                 code=code)
         # Written beside and renamed, as a record: no lock (a key is written by one thread at a
         # time, and a lock costs more than the run of a small scenario).
         final = self.series_path(record["key"])

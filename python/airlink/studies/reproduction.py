@@ -7,7 +7,8 @@ A report folder ``OUT`` holds::
                          into the same OUT finds its finished runs by their keys and runs only
                          what is missing; ``airlink report OUT/store/PART`` draws the generic report
     reproduction.json    which study, airlink version, parts and settings (seeds, --set, ...) the
-                         report shows, and the files it wrote
+                         report shows, the files it wrote, and the code that made it (``code``:
+                         git commit, core build, date; ``airlink.version.code_identity``)
     index.html, ...      the study's report
 
 The folder is taken (``airlink.atomic.claim_output``, kind "reproduction") and marked before the
@@ -19,15 +20,14 @@ deleted or written.
 already there is computed again from its stored runs (nothing runs again) together with X, so
 the report stays one consistent whole. With other settings the parts would not belong together,
 so that is refused unless ``--force``, which replaces the report's files and keeps the stored runs
-(they are found by their keys, whatever the settings). Only runs of another build of the core
-are thrown away: they are not reusable.
+(they are found by their keys, whatever the settings). A stored run is reused only by the build
+of the core that made it, the rule of every sweep store (``airlink.experiment_run``); a
+reproduction runs the others again (``rerun_stale``) and says how many.
 """
 
 from __future__ import annotations
 
 import csv
-import functools
-import hashlib
 import json
 import os
 import shutil
@@ -37,13 +37,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from airlink import _core
 from airlink.atomic import MARKER as OUTPUT_MARKER
 from airlink.atomic import FolderExistsError, _pid_alive, claim_output, folder_lock
 from airlink.experiment import Experiment
 from airlink.experiment_run import run_experiment
 from airlink.store import Store, load, write_atomic
-from airlink.version import version
+from airlink.version import code_identity, core_build, version
 
 MARKER = "reproduction.json"
 STORE = "store"
@@ -65,9 +64,9 @@ def plan(out: Path, study: str, all_parts: Sequence[str], parts: Sequence[str], 
          force: bool) -> tuple[str, ...]:
     """The parts to compute into the claimed folder ``out`` when ``parts`` are asked for: those,
     and the parts already there with the same settings (a merge). Refuses, unless ``force``,
-    whatever would drop or mix parts of an existing report. Deletes nothing but the stored runs
-    of another build of the core (never reused); the old report's files go when the new report
-    is written (``write_report``)."""
+    whatever would drop or mix parts of an existing report. Deletes nothing: stored runs of
+    another build of the core are run again as a part needs them (``run_part``), and the old
+    report's files go when the new report is written (``write_report``)."""
     order = {p: i for i, p in enumerate(all_parts)}
     asked = tuple(sorted(set(parts), key=order.__getitem__))
     old = read_marker(out)
@@ -78,8 +77,7 @@ def plan(out: Path, study: str, all_parts: Sequence[str], parts: Sequence[str], 
         problem = f"{out} holds a reproduction of {old['study']}, not {study}"
     elif (old.get("airlink"), old.get("core")) != (version(), core_build()):
         if set(old.get("parts", [])) <= set(asked) or force:
-            shutil.rmtree(out / STORE, ignore_errors=True)  # its runs may differ from this build's
-            return asked
+            return asked  # its stored runs are run again by this build (run_part)
         problem = (f"{out} was written by another build of airlink ({old.get('airlink')}); its runs are not "
                    "reused, so the report's other parts cannot be kept")
     else:
@@ -94,13 +92,6 @@ def plan(out: Path, study: str, all_parts: Sequence[str], parts: Sequence[str], 
         raise ReproductionError(f"{problem}: choose another --out, or --force to replace its report (its stored "
                                 "runs are kept and reused)")
     return asked
-
-
-@functools.cache
-def core_build() -> str:
-    """A hash of the simulation core's binary: a report's stored runs are reused only by the build
-    that made them (the version number alone does not change with every change of the models)."""
-    return hashlib.sha256(Path(_core.__file__).read_bytes()).hexdigest()[:16]
 
 
 def _settings_text(settings: Mapping[str, Any]) -> str:
@@ -155,8 +146,9 @@ def repetitions(records: Mapping[tuple[int, int], Any], config: int) -> int:
 def run_part(exp: Experiment, store: Path, *, jobs: int | None, progress: bool) -> dict[tuple[int, int], dict[str, Any]]:
     """Runs (or finds in ``store``) every run of ``exp``, as many per configuration as its
     repetition rule decides; returns each chosen run's record by (configuration, repetition).
-    A run that failed twice fails the reproduction."""
-    run_experiment(exp, store, jobs=jobs, progress=progress)
+    A run that failed twice fails the reproduction. Stored runs of another build of the core are
+    run again (the sweeps' rule: results of different code are not mixed)."""
+    run_experiment(exp, store, jobs=jobs, progress=progress, rerun_stale=True)
     done = Store(store)
     chosen = load(store, "runs")[["config", "rep"]].drop_duplicates()
     records = {}
@@ -195,7 +187,7 @@ def write_report(out: Path, write: Callable[[Path], None], marker: Mapping[str, 
     for name in set(old.get("files", [])) - set(names):
         if "/" not in name and name not in (STORE, MARKER, OUTPUT_MARKER):  # only a file the old report wrote
             (out / name).unlink(missing_ok=True)
-    body = {**marker, "airlink": version(), "core": core_build(), "files": names}
+    body = {**marker, "airlink": version(), "core": core_build(), "code": code_identity(), "files": names}
     write_atomic(out / MARKER, (json.dumps(body, indent=1) + "\n").encode())
 
 
