@@ -104,8 +104,9 @@ def test_runs_of_another_build_are_refused_then_rerun_or_reused(tmp_path: Path, 
         with pytest.raises(store.StoreError) as refused:
             airlink.sweep(exp, out, progress=False)
         message = str(refused.value)
-        assert f"2 of the stored runs this experiment uses were made by another build of the core ({OLD_BUILD}" \
-               in message and "--rerun-stale" in message and "--allow-mixed" in message, message
+        assert f"2 stored runs this experiment uses come from other code (2 from another build of the core, " \
+               f"{OLD_BUILD}; this is {version.core_build()})" in message, message
+        assert "--rerun-stale" in message and "--allow-mixed" in message
         assert counted == []  # refused before anything ran
         airlink.sweep(exp, out, progress=False, **flags)
         manifest = json.loads((out / "manifest.json").read_text())
@@ -121,7 +122,7 @@ def test_runs_of_another_build_are_refused_then_rerun_or_reused(tmp_path: Path, 
 def test_runs_that_do_not_say_their_build_are_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     exp, out = experiment(tmp_path), tmp_path / "s"
     made_by(None, exp, out, monkeypatch)  # as an airlink from before builds were recorded
-    with pytest.raises(store.StoreError, match="2 of the stored runs .* 2 by an airlink that did not record its build"):
+    with pytest.raises(store.StoreError, match="2 stored runs .* \\(2 from an airlink that did not record its build of the core\\)"):
         airlink.sweep(exp, out, progress=False)
 
 

@@ -366,14 +366,14 @@ def _stale_runs(exp: ex.Experiment, store: Store, *, allow_mixed: bool, rerun_st
         builds = sorted({core for core in stale.values() if core is not None})
         which = []
         if builds:
-            which.append(f"by another build of the core ({', '.join(builds[:3])}{', ...' if len(builds) > 3 else ''}; "
-                         f"this is {ours})")
+            which.append(f"{len(stale) - unknown} from another build of the core, "
+                         f"{', '.join(builds[:3])}{', ...' if len(builds) > 3 else ''}; this is {ours}")
         if unknown:
-            which.append(f"{unknown} by an airlink that did not record its build")
-        raise StoreError(f"{store.root}: {len(stale)} of the stored runs this experiment uses were made "
-                         f"{' and '.join(which)}; results of different code are not mixed silently: "
-                         "--rerun-stale runs them again, --allow-mixed reuses them anyway "
-                         "(airlink.sweep(..., rerun_stale=True) or allow_mixed=True), or sweep into another folder")
+            which.append(f"{unknown} from an airlink that did not record its build of the core")
+        raise StoreError(f"{store.root}: {len(stale)} stored runs this experiment uses come from other code "
+                         f"({'; and '.join(which)}); results of different code are not mixed: --rerun-stale runs "
+                         "them again, --allow-mixed reuses them anyway (airlink.sweep(..., rerun_stale=True) or "
+                         "allow_mixed=True), or sweep into another folder")
     return set(stale)
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from airlink import _core
+from airlink import _core, sources
 from airlink.atomic import atomic_folder
 from airlink.results import (
     MANIFEST,
@@ -23,11 +23,16 @@ from airlink.results import (
     read_results,
     write_json,
 )
-from airlink.scenarios import read_scenario_text
+from airlink.scenarios import MAX_SCENARIO_BYTES
 from airlink.units import parse_duration_ns
 from airlink.version import version
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 ScenarioPath = str | os.PathLike[str]
+#: A scenario: a file's path, TOML text or a dict (told apart as ``airlink.sources`` says).
+Scenario = sources.Source
 
 
 @dataclass
@@ -47,12 +52,13 @@ class LoadedScenario:
         return self.sim.seed
 
 
-def load(scenario: ScenarioPath, *, seed: int | None = None, overrides: Sequence[str] = ()) -> LoadedScenario:
-    """Parses, validates and builds a scenario; raises ``ScenarioError`` before anything is written."""
-    source = os.fspath(scenario)
-    text = read_scenario_text(source)
-    sim = _core.Simulation(text, source, seed, list(overrides), True)
-    return LoadedScenario(sim=sim, source=source, overrides=list(overrides))
+def load(scenario: Scenario, *, seed: int | None = None, overrides: Sequence[str] = ()) -> LoadedScenario:
+    """Parses, validates and builds a scenario (a path, TOML text or a dict); raises
+    ``ScenarioError`` before anything is written, naming the file, or ``<dict>``/``<string>``,
+    with line and column."""
+    source = sources.read(scenario, "scenario file", MAX_SCENARIO_BYTES, _core.ScenarioError)
+    sim = _core.Simulation(source.text, source.name, seed, list(overrides), True)
+    return LoadedScenario(sim=sim, source=source.name, overrides=list(overrides))
 
 
 def _drive(sim: _core.Simulation, sink: MemorySink | ParquetSink, chunk_ns: int) -> None:
@@ -108,20 +114,26 @@ def execute(
 
 
 def run(
-    scenario: ScenarioPath,
+    scenario: Scenario,
     *,
     seed: int | None = None,
+    seeds: Iterable[int] | None = None,
     overrides: Sequence[str] = (),
     out: ScenarioPath | None = None,
     chunk: str | float = "10 s",
     force: bool = False,
-) -> RunResult:
+) -> RunResult | RunResults:
     """Runs one scenario in simulation and returns its summary and time series.
 
-    ``seed`` replaces the scenario's seed; ``overrides`` are ``key.path=value`` strings (as the
-    CLI's ``--set``); ``out`` writes a results folder (refused if it exists, unless ``force``)
-    and the DataFrames are read back from it; ``chunk`` is the simulated time between two
-    drains of the time series.
+    ``scenario`` is a file's path, TOML text or a dict: a ``str`` with a newline, ``=`` or ``[`` is
+    TOML text, a ``pathlib.Path`` always a path (``airlink.sources``); errors name ``<dict>`` or
+    ``<string>`` with line and column. ``seed`` replaces the scenario's seed; ``seeds`` runs it
+    once per seed and returns a :class:`RunResults`, a list of the runs whose ``summary`` and
+    tables are DataFrames of all of them with a ``seed`` column. ``overrides`` are
+    ``key.path=value`` strings (as the CLI's ``--set``); ``out`` writes a results folder
+    (refused if it exists, unless ``force``) and the DataFrames are read back from it (one run
+    only: many seeds into files are a sweep, ``airlink.sweep``); ``chunk`` is the simulated time
+    between two drains of the time series.
 
     >>> import airlink
     >>> r = airlink.run("scenarios/wipemu/validation.toml", seed=2,
@@ -130,6 +142,79 @@ def run(
     (2, 100000)
     >>> sorted(r.rtt.columns)
     ['flow', 'rtt_us', 'time_ns']
+
+    A scenario built in code, three seeds:
+
+    >>> pipe = {"name": "pipe", "stop": "2 s",
+    ...         "downlink": {"pipe": {"rate": "2 Mbit/s", "delay": "20 ms", "loss": 0.01}},
+    ...         "flow": [{"protocol": "tcp", "congestion": "reno"}]}
+    >>> runs = airlink.run(pipe, seeds=range(3))
+    >>> len(runs), type(runs.summary).__name__
+    (3, 'DataFrame')
+    >>> print(runs.summary[["seed", "flow", "protocol", "retransmissions"]].to_string(index=False))
+     seed  flow protocol  retransmissions
+        0     0      tcp                3
+        1     0      tcp                2
+        2     0      tcp               11
+    >>> sorted(set(runs.flows["seed"]))
+    [0, 1, 2]
+    >>> try:
+    ...     airlink.run("stop = 'soon'")
+    ... except airlink.ScenarioError as e:
+    ...     print(str(e).splitlines()[0])
+    <string>:1:8: invalid value "soon": expected a duration with a unit, like "200 ms" (units: ns, us, ms, s, min)
     """
+    if seeds is not None:
+        if seed is not None:
+            raise ValueError("give seed= or seeds=, not both")
+        if out is not None:
+            raise ValueError("out= writes one run's folder; many seeds into files are a sweep (airlink.sweep)")
+        return RunResults(run(scenario, seed=s, overrides=overrides, chunk=chunk) for s in seeds)
     loaded = load(scenario, seed=seed, overrides=overrides)
     return execute(loaded, out=out, chunk=chunk, force=force)
+
+
+class RunResults(list[RunResult]):
+    """The runs of ``airlink.run(..., seeds=...)``: a list of :class:`RunResult`, one per seed, in
+    order, and, as DataFrames of all of them, ``summary`` (a row per seed and flow: the flow's
+    summary fields, nested ones as ``a.b``) and the tables (``flows``, ``rtt``, ``links``,
+    ``events``, ``intervals``, or ``table(name)``), each with a ``seed`` column first."""
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        import pandas as pd
+
+        rows = []
+        for r in self:
+            head = {"seed": r.summary["seed"], "scenario": r.summary["scenario"], "completed": r.completed}
+            for flow in r.summary.get("flows", []):
+                rows.append({**head, **pd.json_normalize(flow).iloc[0].to_dict()})
+        frame = pd.DataFrame(rows)
+        return frame.rename(columns={"id": "flow"}) if "id" in frame else frame
+
+    def table(self, name: str) -> pd.DataFrame:
+        import pandas as pd
+
+        frames = [r.table(name).assign(seed=r.summary["seed"]) for r in self]
+        frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        return frame[["seed", *(c for c in frame.columns if c != "seed")]] if "seed" in frame else frame
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        return self.table("flows")
+
+    @property
+    def rtt(self) -> pd.DataFrame:
+        return self.table("rtt")
+
+    @property
+    def links(self) -> pd.DataFrame:
+        return self.table("links")
+
+    @property
+    def events(self) -> pd.DataFrame:
+        return self.table("events")
+
+    @property
+    def intervals(self) -> pd.DataFrame:
+        return self.table("intervals")
