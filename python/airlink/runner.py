@@ -62,9 +62,14 @@ def load(scenario: Scenario, *, seed: int | None = None, overrides: Sequence[str
 
 
 def _drive(sim: _core.Simulation, sink: MemorySink | ParquetSink, chunk_ns: int) -> None:
+    # run_until also returns early, before `until`, once the buffered series are large: they
+    # are drained then too, so memory stays bounded however much a chunk records.
     finished = False
+    until = sim.now_ns + chunk_ns
     while not finished:
-        finished = sim.run_until(sim.now_ns + chunk_ns)
+        finished = sim.run_until(until)
+        if sim.now_ns >= until:
+            until = sim.now_ns + chunk_ns
         sink.write(sim.drain())
 
 

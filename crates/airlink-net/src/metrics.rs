@@ -267,7 +267,58 @@ macro_rules! take_table {
     };
 }
 
+/// Bytes a column's buffer holds (its capacity: what it has allocated).
+fn held<T>(v: &Vec<T>) -> usize {
+    v.capacity() * std::mem::size_of::<T>()
+}
+
+macro_rules! held {
+    ($s:expr, $($col:ident),*) => {
+        0 $(+ held(&$s.$col))*
+    };
+}
+
 impl Recorder {
+    /// Rows buffered since the last drain, over every table.
+    pub fn rows(&self) -> usize {
+        let (f, i, r, l, e, g, s) = (&self.flows, &self.intervals, &self.rtt, &self.links, &self.events, &self.segments, &self.slots);
+        f.time_ns.len() + i.time_ns.len() + r.time_ns.len() + l.time_ns.len() + e.time_ns.len() + g.time_ns.len() + s.time_ns.len()
+    }
+
+    /// The largest table buffered since the last drain and its rows (for saying what grew).
+    pub fn largest(&self) -> (&'static str, usize) {
+        let tables = [
+            ("flows", self.flows.time_ns.len()),
+            ("intervals", self.intervals.time_ns.len()),
+            ("rtt", self.rtt.time_ns.len()),
+            ("links", self.links.time_ns.len()),
+            ("events", self.events.time_ns.len()),
+            ("segments", self.segments.time_ns.len()),
+            ("slots", self.slots.time_ns.len()),
+        ];
+        tables.into_iter().max_by_key(|t| t.1).expect("tables")
+    }
+
+    /// Bytes the buffers hold (allocated, so up to twice the rows' size while they grow).
+    pub fn held_bytes(&self) -> usize {
+        let f = &self.flows;
+        let flows = held!(f, time_ns, flow, delivered_bytes, cwnd_bytes, ssthresh_bytes, inflight_bytes, rate_bps, loss_event_rate, srtt_us, rto_us, retransmissions, spurious_retransmissions, timeouts, fast_recoveries, link_losses, detected_losses, sack_ok, congestion_distance_segments, backlog_segments);
+        let i = &self.intervals;
+        let intervals = held!(i, time_ns, flow, interval_s, bytes, throughput_bps, received, lost, out_of_order, jitter_ms);
+        let r = &self.rtt;
+        let l = &self.links;
+        let e = &self.events;
+        let g = &self.segments;
+        let s = &self.slots;
+        flows
+            + intervals
+            + held!(r, time_ns, flow, rtt_us)
+            + held!(l, time_ns, link, queue_packets, queue_bytes, snr_db, predicted_snr_db, modulation_bits, subband)
+            + held!(e, time_ns, kind, link, flow, bytes, bit_errors)
+            + held!(g, time_ns, flow, kind, seq, bytes, cwnd_bytes)
+            + held!(s, time_ns, link, slot, user, rate_bps, frame_error)
+    }
+
     /// Hands over everything buffered so far as named tables, and empties the buffers.
     pub fn drain(&mut self) -> Vec<(&'static str, Table)> {
         let f = &mut self.flows;

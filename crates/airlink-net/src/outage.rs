@@ -31,6 +31,11 @@ impl<In, Out> Outages<In, Out> {
         }
     }
 
+    /// Packets the outages hold now (for the driver's memory estimate).
+    pub fn held(&self) -> usize {
+        self.held_in.iter().map(Vec::len).sum::<usize>() + self.held_out.iter().map(Vec::len).sum::<usize>()
+    }
+
     /// Whether any link is down.
     #[inline]
     pub fn any(&self) -> bool {

@@ -33,12 +33,15 @@ fn load(text: &str, source: &str, seed: Option<u64>, overrides: Vec<String>) -> 
     }
     // Defaults that depend on other values (a symmetric uplink, the receive window) are filled
     // in here, so manifests, `check` and emulation all see the values that run.
-    airlink_net::build::resolve(&scenario).map_err(|e| ScenarioError::new_err(e.to_string()))
+    airlink_net::build::resolve(&scenario).map_err(|e| placed(text, source, e))
 }
 
 /// Wall time between two looks for signals (Ctrl-C, SIGTERM) and cancel requests while the
 /// core runs with the GIL released: what a signalled run waits at most before it stops.
 const SIGNAL_CHECK_INTERVAL: std::time::Duration = std::time::Duration::from_millis(50);
+/// Time-series rows a simulation buffers before `run_until` returns for a drain: a Parquet row
+/// group's worth, a few tens of MB here and as Python lists.
+const DRAIN_ROWS: usize = 1 << 18;
 /// Events between two looks at the wall clock: far less work than the check interval.
 const SLICE_EVENTS: u64 = 4096;
 
@@ -46,8 +49,9 @@ const SLICE_EVENTS: u64 = 4096;
 /// every `SIGNAL_CHECK_INTERVAL` of wall time to run Python's signal handlers (a raised
 /// KeyboardInterrupt or SystemExit ends the run here) and to look at `cancel`, an object with
 /// `is_set()` such as a `threading.Event` (signals reach only the main thread; a sweep's
-/// worker threads are stopped through it). Returns whether the run has finished.
-fn run_checked(py: Python<'_>, sim: &mut airlink_sim::Simulation, until: Instant, cancel: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+/// worker threads are stopped through it). Returns whether the run has finished; a run whose
+/// state went over its `memory_budget` raises `ScenarioError` naming `source`.
+fn run_checked(py: Python<'_>, sim: &mut airlink_sim::Simulation, until: Instant, cancel: Option<&Bound<'_, PyAny>>, source: &str) -> PyResult<bool> {
     loop {
         let reached = py.detach(|| {
             let slice_start = std::time::Instant::now();
@@ -60,6 +64,9 @@ fn run_checked(py: Python<'_>, sim: &mut airlink_sim::Simulation, until: Instant
                 }
             }
         });
+        if let Some(why) = sim.over_budget() {
+            return Err(ScenarioError::new_err(format!("{source}: {why}")));
+        }
         if reached {
             return Ok(sim.finished());
         }
@@ -100,8 +107,13 @@ fn detach_stoppable<T: Send>(py: Python<'_>, work: impl FnOnce(&std::sync::atomi
     })
 }
 
-fn build(s: &Scenario, record: bool) -> PyResult<airlink_sim::Simulation> {
-    airlink_sim::Simulation::new(s, record).map_err(|e| ScenarioError::new_err(e.to_string()))
+/// A build error, placed in the scenario file where it can be.
+fn placed(text: &str, source: &str, e: impl std::fmt::Display) -> PyErr {
+    ScenarioError::new_err(airlink_scenario::ScenarioError::placed(source, text, e.to_string()).to_string())
+}
+
+fn build(s: &Scenario, record: bool, text: &str, source: &str) -> PyResult<airlink_sim::Simulation> {
+    airlink_sim::Simulation::new(s, record).map_err(|e| placed(text, source, e))
 }
 
 /// A simulation run, advanced in chunks so its time series can be streamed to disk.
@@ -111,6 +123,7 @@ struct Simulation {
     /// every method takes `&mut self` anyway, so the lock is never contended.
     sim: Mutex<airlink_sim::Simulation>,
     scenario: Scenario,
+    source: String,
 }
 
 impl Simulation {
@@ -125,8 +138,10 @@ impl Simulation {
     #[pyo3(signature = (text, source, seed=None, overrides=Vec::new(), record=true))]
     fn new(text: &str, source: &str, seed: Option<u64>, overrides: Vec<String>, record: bool) -> PyResult<Self> {
         let scenario = load(text, source, seed, overrides)?;
-        let sim = build(&scenario, record)?;
-        Ok(Simulation { sim: Mutex::new(sim), scenario })
+        let mut sim = build(&scenario, record, text, source)?;
+        // `run_until` pauses when the series hold this many rows; the runner drains them then.
+        sim.drain_every(DRAIN_ROWS);
+        Ok(Simulation { sim: Mutex::new(sim), scenario, source: source.to_owned() })
     }
 
     /// The run seed.
@@ -158,10 +173,13 @@ impl Simulation {
     }
 
     /// Runs until simulated time `t_ns` or the end of the run; returns whether it finished.
+    /// Returns earlier (unfinished, before `t_ns`) when the buffered series reach
+    /// `DRAIN_ROWS` rows: drain them and call again.
     /// Signals are handled every 50 ms of wall time meanwhile (see `run_checked`).
     #[pyo3(signature = (t_ns, cancel=None))]
     fn run_until(&mut self, py: Python<'_>, t_ns: u64, cancel: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
-        run_checked(py, self.sim(), Instant::from_nanos(t_ns), cancel)
+        let source = self.source.clone();
+        run_checked(py, self.sim(), Instant::from_nanos(t_ns), cancel, &source)
     }
 
     /// Hands over the buffered time series as {table: {column: list}} and empties them.
@@ -190,8 +208,8 @@ fn run_summary(
     cancel: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<String> {
     let scenario = load(text, source, seed, overrides)?;
-    let mut sim = build(&scenario, false)?;
-    run_checked(py, &mut sim, Instant::FAR_FUTURE, cancel)?;
+    let mut sim = build(&scenario, false, text, source)?;
+    run_checked(py, &mut sim, Instant::FAR_FUTURE, cancel, source)?;
     Ok(sim.summary_json())
 }
 
@@ -200,7 +218,7 @@ fn run_summary(
 #[pyo3(signature = (text, source, overrides=Vec::new()))]
 fn check_scenario(text: &str, source: &str, overrides: Vec<String>) -> PyResult<String> {
     let scenario = load(text, source, None, overrides)?;
-    build(&scenario, false)?;
+    build(&scenario, false, text, source)?;
     Ok(scenario.to_toml())
 }
 
@@ -210,7 +228,7 @@ fn check_scenario(text: &str, source: &str, overrides: Vec<String>) -> PyResult<
 #[pyo3(signature = (text, source, overrides=Vec::new()))]
 fn transport_parameters(text: &str, source: &str, overrides: Vec<String>) -> PyResult<Vec<(usize, Vec<(String, String)>)>> {
     let scenario = load(text, source, None, overrides)?;
-    let rows = airlink_net::build::transport_parameters(&scenario).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let rows = airlink_net::build::transport_parameters(&scenario).map_err(|e| placed(text, source, e))?;
     Ok(rows.into_iter().map(|(i, kv)| (i, kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())).collect())
 }
 
@@ -227,7 +245,7 @@ fn scenario_keys() -> String {
 #[pyo3(signature = (text, source, overrides=Vec::new()))]
 fn scenario_warnings(text: &str, source: &str, overrides: Vec<String>) -> PyResult<Vec<String>> {
     let scenario = load(text, source, None, overrides)?;
-    airlink_net::build::warnings(&scenario).map_err(|e| ScenarioError::new_err(e.to_string()))
+    airlink_net::build::warnings(&scenario).map_err(|e| placed(text, source, e))
 }
 
 /// Engine benchmark: a hold model of `population` pending events for `n` pops; returns the

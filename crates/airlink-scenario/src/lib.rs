@@ -35,6 +35,8 @@ const MAX_PACKET_RATE: f64 = 1e6;
 /// The most packets a queue, a link's delay line or a TCP window may hold (each simulated
 /// packet takes about 250 B of memory, so this keeps each to about 125 MB).
 pub const MAX_PACKETS_HELD: u64 = 500_000;
+/// The smallest `memory_budget`: what an idle run's own state takes, with room.
+const MIN_MEMORY_BUDGET: u64 = 10_000_000;
 /// bins per second × sub-bands × sinusoids of the OFDM channel (the study's: 6·10⁵).
 const MAX_CHANNEL_WORK: f64 = 1e8;
 
@@ -88,12 +90,24 @@ fn check_name(name: &str) -> Result<(), String> {
             "{name:?} has the character {c:?}: a name becomes a results folder's name, so expected no '/', '\\' or control characters"
         ));
     }
+    if let Some(c) = name.chars().find(|&c| is_bidi_control(c)) {
+        return Err(format!(
+            "{name:?} has the bidirectional-text control U+{:04X}, which shows text in another order than it is written: expected none in a name",
+            c as u32
+        ));
+    }
     if name.starts_with('.') || name.trim().is_empty() || name.len() > 100 {
         return Err(format!(
             "{name:?}: a name becomes a results folder's name, so expected 1 to 100 characters, not starting with '.'"
         ));
     }
     Ok(())
+}
+
+/// The characters that reorder how text is shown (Trojan Source, CVE-2021-42574): embeddings,
+/// overrides, isolates and the implicit marks.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
 }
 
 /// A folder-safe name made from a file name: characters other than letters, digits, `-`, `_`
@@ -184,6 +198,27 @@ impl ScenarioError {
             }
             None => ScenarioError { source: source.into(), line: None, column: None, message, snippet: None },
         }
+    }
+}
+
+impl ScenarioError {
+    /// A problem found when a valid scenario is built ("downlink.trace.file: ...", "flow 2:
+    /// ..."), placed at the key or the flow's table it starts with when the file has it.
+    pub fn placed(source: &str, text: &str, message: String) -> Self {
+        let head = message.split(": ").next().unwrap_or("");
+        let path: Option<Vec<String>> = if let Some(i) = head.strip_prefix("flow ").and_then(|i| i.parse::<usize>().ok()) {
+            // A copy's problems are its table's; a key the table leaves out points at its header.
+            let mut parsed: Option<Scenario> = toml::from_str(text).ok();
+            let tables = parsed.as_mut().and_then(|s| s.expand_copies().ok());
+            let table = tables.and_then(|t| t.get(i).copied()).unwrap_or(i);
+            Some(vec!["flow".into(), table.to_string(), "protocol".into()])
+        } else if !head.is_empty() && head.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')) {
+            Some(head.split('.').map(str::to_owned).collect())
+        } else {
+            None
+        };
+        let span = path.and_then(|p| find_key_span(text, &p));
+        ScenarioError::at(source, text, span, message)
     }
 }
 
@@ -282,6 +317,9 @@ impl Scenario {
         if !self.sample_interval.0.is_zero() {
             within(p(&["sample_interval"]), self.sample_interval.0, MIN_INTERVAL, MAX_STOP, "a sample interval (or 0 s: no series)")?;
         }
+        if self.memory_budget.0 < MIN_MEMORY_BUDGET {
+            return Err((p(&["memory_budget"]), format!("{}: expected at least {}", self.memory_budget, units::DataSize(MIN_MEMORY_BUDGET))));
+        }
         if matches!(self.uplink, Some(LinkModel::Cell(_))) {
             return Err((p(&["uplink", "cell"]), "a cell is a base station's downlink: expected it on the downlink; its users' uplinks are `uplink`".into()));
         }
@@ -362,6 +400,9 @@ impl Scenario {
                         format!("the flow's path has no rate on any link and a round trip below {MIN_INTERVAL}: expected a `rate` or a delay"),
                     ));
                 }
+                if !rated && self.flow[i].sends_without_bound() {
+                    return Err((p(&["flow", &i.to_string(), "protocol"]), UNBOUNDED_DCCP.replace("LINKS", "a link on the flow's `path`")));
+                }
             }
             return Ok(());
         }
@@ -383,6 +424,9 @@ impl Scenario {
                 p(&["downlink", "pipe", "rate"]),
                 format!("the path has no rate anywhere (wired, access or downlink) and a round trip below {MIN_INTERVAL}: expected a `rate` on the downlink pipe or a delay"),
             ));
+        }
+        if let Some(i) = self.flow.iter().position(|f| f.sends_without_bound()).filter(|_| !down_rated) {
+            return Err((p(&["flow", &i.to_string(), "protocol"]), UNBOUNDED_DCCP.replace("LINKS", "[downlink.pipe] (or [wired] or [access])")));
         }
         Ok(())
     }
@@ -805,10 +849,21 @@ impl Scenario {
     }
 }
 
+/// Why a DCCP bulk flow needs a rated link on its way down; LINKS says where to put one.
+const UNBOUNDED_DCCP: &str = "a DCCP flow with app \"bulk\" sends as fast as its CCID allows, and with no rate on any \
+    link on its way down nothing is ever lost or queued, so its rate would double every round trip without end \
+    (DCCP has no receive window to stop it): expected a `rate` on LINKS, or app = \"cbr\" with a `rate`";
+
 /// iperf's default UDP payload (a 1498-byte IP packet).
 const DEFAULT_DATAGRAM: u32 = 1470;
 
 impl FlowConfig {
+    /// A flow nothing but the network can slow down: DCCP bulk (TCP has its receive window,
+    /// media sources their rate).
+    fn sends_without_bound(&self) -> bool {
+        self.protocol == Protocol::Dccp && self.app() == App::Bulk
+    }
+
     /// The payload of a UDP or DCCP flow's datagrams: its `packet_size`, else the protocol's
     /// default. DCCP never fragments (RFC 4340 §14): its default leaves room in a 1500-byte MTU
     /// for the generic header, the acknowledgement subheader and options.

@@ -49,6 +49,11 @@ pub struct Scenario {
     /// grow with the traffic, while the sampled series grow with time only.
     #[serde(default)]
     pub event_log: bool,
+    /// Simulation: the most memory the run's state may take (events pending, packets held by
+    /// links and outages, time series not yet written); a run that needs more stops with an
+    /// error saying what grew. The time series are written out in parts as they grow.
+    #[serde(default = "default_memory_budget")]
+    pub memory_budget: DataSize,
     /// Optional access links of a dumbbell: each flow's server gets its own pair, between
     /// it and the shared wired link.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -148,6 +153,9 @@ fn default_stop() -> Time {
 }
 fn default_sample_interval() -> Time {
     ms(100)
+}
+fn default_memory_budget() -> DataSize {
+    DataSize(4_000_000_000)
 }
 
 /// A plain link: rate, propagation delay, drop-tail queue, random loss and bit errors.

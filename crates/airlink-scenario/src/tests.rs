@@ -656,3 +656,66 @@ fn bad_hand_offs_are_refused_at_their_key_with_line_and_column() {
     assert_eq!((e.line, e.column), (Some(4), Some(1)), "{e}");
     assert!(e.message.contains("hand-offs move stations between WLANs"), "{e}");
 }
+
+#[test]
+fn names_with_bidirectional_text_controls_are_refused_where_they_are() {
+    for c in ['\u{202E}', '\u{202A}', '\u{2066}', '\u{2069}', '\u{200E}', '\u{200F}', '\u{061C}'] {
+        let text = format!("name = \"run{c}1\"\n[downlink.pipe]\nrate = \"1 Mbit/s\"\n[[flow]]\nname = \"a{c}b\"\nbytes = \"1 MB\"\n");
+        let e = err(&text);
+        assert_eq!((e.line, e.column), (Some(1), Some(8)), "{e}");
+        assert!(e.message.contains(&format!("U+{:04X}", c as u32)), "{e}");
+        let e = err(&text.replace(&format!("run{c}1"), "run1"));
+        assert_eq!((e.line, e.column), (Some(5), Some(8)), "{e}");
+        assert!(e.message.starts_with("flow.0.name: ") && e.message.contains("bidirectional-text control"), "{e}");
+    }
+    // Other scripts are names like any.
+    Scenario::from_toml("name = \"שלום-x\"\n[downlink.pipe]\nrate = \"1 Mbit/s\"\n[[flow]]\nname = \"流\"\nbytes = \"1 MB\"\n", "ok.toml").unwrap();
+}
+
+#[test]
+fn dccp_bulk_needs_a_rate_on_its_way_down() {
+    let flow = "[[flow]]\nprotocol = \"dccp\"\nccid = 2\n";
+    // No rate anywhere: refused at the flow, saying what to add.
+    let text = format!("stop = \"5 s\"\n[downlink.pipe]\n[uplink.pipe]\ndelay = \"5 ms\"\n{flow}");
+    let e = err(&text);
+    assert_eq!((e.line, e.column), (Some(6), Some(12)), "{e}");
+    assert!(e.message.starts_with("flow.0.protocol: ") && e.message.contains("expected a `rate` on [downlink.pipe]"), "{e}");
+    // The same with copies: the error is at the table.
+    let e = err(&format!("{text}copies = 3\n"));
+    assert_eq!(e.line, Some(6), "{e}");
+    // A rate on any link of the way down, or a source with a rate: accepted.
+    for ok in [
+        text.replace("[downlink.pipe]\n", "[downlink.pipe]\nrate = \"1 Mbit/s\"\n"),
+        text.replace("[downlink.pipe]\n", "[wired]\nrate = \"1 Mbit/s\"\n[downlink.pipe]\n"),
+        format!("{text}app = \"cbr\"\nrate = \"1 Mbit/s\"\n"),
+        text.replace("\"dccp\"\nccid = 2", "\"tcp\""),
+    ] {
+        Scenario::from_toml(&ok, "ok.toml").unwrap_or_else(|e| panic!("{e}\n{ok}"));
+    }
+    // A rate on the way up does not slow the data.
+    let e = err(&text.replace("[uplink.pipe]\n", "[uplink.pipe]\nrate = \"1 Mbit/s\"\n"));
+    assert!(e.message.starts_with("flow.0.protocol: "), "{e}");
+}
+
+#[test]
+fn memory_budget_has_a_floor_and_a_default() {
+    let s = Scenario::from_toml(MINIMAL, "ok.toml").unwrap();
+    assert_eq!(s.memory_budget.0, 4_000_000_000);
+    assert!(s.to_toml().contains("memory_budget = \"4 GB\""), "{}", s.to_toml());
+    let e = err(&format!("memory_budget = \"1 MB\"\n{MINIMAL}"));
+    assert_eq!((e.line, e.column), (Some(1), Some(17)), "{e}");
+    assert!(e.message.contains("memory_budget: 1 MB: expected at least 10 MB"), "{e}");
+}
+
+#[test]
+fn problems_found_when_building_are_placed_at_their_key_or_flow() {
+    let text = "[downlink.trace]\nfile = \"x.trace\"\n[[flow]]\ncopies = 3\n[[flow]]\nprotocol = \"udp\"\n";
+    let e = ScenarioError::placed("s.toml", text, "downlink.trace.file: cannot read it".into());
+    assert_eq!((e.line, e.column), (Some(2), Some(8)), "{e}");
+    // Flow 3 is the fourth flow: the second table, after three copies.
+    let e = ScenarioError::placed("s.toml", text, "flow 3: device: too small".into());
+    assert_eq!((e.line, e.column), (Some(6), Some(12)), "{e}");
+    let e = ScenarioError::placed("s.toml", text, "a problem of the whole file".into());
+    assert_eq!(e.line, None);
+    assert_eq!(e.to_string(), "s.toml: a problem of the whole file");
+}

@@ -116,7 +116,22 @@ pub struct Simulation {
     seed: u64,
     name: String,
     finished: bool,
+    /// `run_until` returns early once the time series buffer this many rows (see
+    /// [`drain_every`](Self::drain_every)).
+    drain_rows: usize,
+    /// The scenario's `memory_budget`, bytes, and why the run stopped when it went over.
+    memory_budget: u64,
+    over_budget: Option<String>,
+    /// Loop turns until the next look at the memory estimate.
+    until_budget_check: u32,
 }
+
+/// Loop turns between two looks at the memory estimate: cheap, but not free.
+const BUDGET_CHECK_EVERY: u32 = 1024;
+/// Estimated bytes of one pending event: the event (a packet, mostly) and its queue key.
+const EVENT_BYTES: usize = std::mem::size_of::<Event>() + 32;
+/// Estimated bytes of one packet a link or an outage holds.
+const PACKET_BYTES: usize = std::mem::size_of::<(Node, SimPacket)>() + 16;
 
 impl Simulation {
     /// Builds the scenario's network. `record` turns the time series on.
@@ -166,6 +181,10 @@ impl Simulation {
             seed: s.seed,
             name: s.name.clone(),
             finished: false,
+            drain_rows: usize::MAX,
+            memory_budget: s.memory_budget.0,
+            over_budget: None,
+            until_budget_check: BUDGET_CHECK_EVERY,
         })
     }
 
@@ -184,12 +203,27 @@ impl Simulation {
         &mut self.recorder
     }
 
+    /// From now on, [`run_until`](Self::run_until) and
+    /// [`run_until_at_most`](Self::run_until_at_most) also return (unfinished) once the time
+    /// series hold `rows` rows, so a driver that drains them after every call keeps them
+    /// bounded. Where the run pauses changes nothing in it or in the rows.
+    pub fn drain_every(&mut self, rows: usize) {
+        self.drain_rows = rows.max(1);
+    }
+
+    /// Why the run stopped early, if its state went over the scenario's `memory_budget`
+    /// (the run is then finished, incomplete).
+    pub fn over_budget(&self) -> Option<&str> {
+        self.over_budget.as_deref()
+    }
+
     /// Runs to completion.
     pub fn run(&mut self) {
         self.run_until(Instant::FAR_FUTURE);
     }
 
-    /// Processes every event due at or before `until` (or until the run finishes).
+    /// Processes every event due at or before `until` (or until the run finishes, or the time
+    /// series are full: see [`drain_every`](Self::drain_every)).
     /// Returns whether the run has finished.
     pub fn run_until(&mut self, until: Instant) -> bool {
         self.run_until_at_most(until, u64::MAX);
@@ -199,7 +233,8 @@ impl Simulation {
     /// As [`run_until`](Self::run_until), but returns after at most `max_events` events, so a
     /// caller can look at the wall clock (or a cancel request) between slices. Slicing does
     /// not change the run: the same events are processed in the same order. Returns whether
-    /// the slice ended because `until` was reached or the run finished (false: budget used up).
+    /// the slice ended because `until` was reached, the run finished or the time series are
+    /// full (false: `max_events` used up).
     pub fn run_until_at_most(&mut self, until: Instant, max_events: u64) -> bool {
         let mut budget = max_events;
         while !self.finished {
@@ -224,6 +259,20 @@ impl Simulation {
                     break;
                 }
             }
+            // Both looks come after the peek, so a pause or a stop falls on an event, wherever
+            // the caller's slices end.
+            if self.recorder.rows() >= self.drain_rows {
+                return true;
+            }
+            self.until_budget_check -= 1;
+            if self.until_budget_check == 0 {
+                self.until_budget_check = BUDGET_CHECK_EVERY;
+                if let Some(why) = self.over_memory_budget() {
+                    self.over_budget = Some(why);
+                    self.finished = true;
+                    break;
+                }
+            }
             let (key, event) = self.queue.pop().expect("peeked");
             self.now = key.time;
             // Samples are observation, not model events: recording must not change the count.
@@ -236,6 +285,46 @@ impl Simulation {
             }
         }
         true
+    }
+
+    /// The run's estimated memory, from the sizes of what grows with the traffic (pending
+    /// events, packets held by links and outages, time series not yet drained): a message
+    /// saying what took it when it is over the budget.
+    fn over_memory_budget(&self) -> Option<String> {
+        let events = self.queue.len();
+        let in_links: u64 = self
+            .links
+            .iter()
+            .map(|l| {
+                let s = l.link.stats();
+                s.packets_in.saturating_sub(s.packets_out + s.queue_drops + s.loss_drops)
+            })
+            .sum();
+        let held = in_links as usize + self.outages.held();
+        let rows = self.recorder.rows();
+        let parts = [
+            (events * EVENT_BYTES, format!("{events} pending events")),
+            (held * PACKET_BYTES, format!("{held} packets held by links and outages")),
+            (self.recorder.held_bytes(), {
+                let (table, n) = self.recorder.largest();
+                format!("{rows} time-series rows not yet written (most in {table}: {n})")
+            }),
+        ];
+        let total: usize = parts.iter().map(|p| p.0).sum();
+        if (total as u64) <= self.memory_budget {
+            return None;
+        }
+        let mut parts = parts.to_vec();
+        parts.sort_by_key(|p| std::cmp::Reverse(p.0));
+        let list: Vec<String> = parts.iter().map(|(bytes, what)| format!("{what} ({})", megabytes(*bytes))).collect();
+        Some(format!(
+            "run stopped at {:.3} s simulated: its state took about {}, over memory_budget = \"{}\": {}; \
+             raise memory_budget, or lower the rates or the stop time",
+            self.now.as_secs_f64(),
+            megabytes(total),
+            sc::units::DataSize(self.memory_budget),
+            list.join(", "),
+        ))
     }
 
     fn dispatch(&mut self, event: Event) {
@@ -519,6 +608,11 @@ impl Simulation {
             }
         }
     }
+}
+
+/// Bytes for people: "12.3 MB".
+fn megabytes(bytes: usize) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
 }
 
 impl Simulation {

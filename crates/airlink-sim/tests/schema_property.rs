@@ -1,8 +1,10 @@
 //! Property test over the whole scenario schema: every scenario that validation accepts runs
-//! 2 s of simulated time with a bounded number of events and bounded peak heap (measured by a
-//! counting allocator, as the dumbbell bench does). Values are drawn log-uniformly across each
-//! key's domain and a little beyond it, so refusals are exercised too. The downlink always has a
-//! rate: a path without one runs as fast as its windows allow (bounded by window / round trip).
+//! to its stop time (up to 2 s) with a bounded number of events and bounded peak heap (measured
+//! by a counting allocator, as the dumbbell bench does), within its `memory_budget`. Values are
+//! drawn log-uniformly across each key's domain and a little beyond it, so refusals are
+//! exercised too; every refusal must say where in the file it is. A path without a rate runs as
+//! fast as its windows allow (bounded by window / round trip); flows come in copies, and names
+//! carry any characters.
 //!
 //! `PROPTEST_CASES=N` runs more cases (5000 for the figures in the project notes); the test prints
 //! how many were accepted and run, and the largest event count and heap seen.
@@ -23,8 +25,10 @@ static ALLOC: Counting = Counting;
 /// Peak heap a 2 s run may use above what was live before it: validation bounds every queue,
 /// delay line and window to 500000 packets of about 250 B each.
 const MAX_HEAP: usize = 1 << 30;
-/// Simulated time each accepted scenario runs.
+/// The longest simulated time an accepted scenario runs.
 const RUN_S: u64 = 2;
+/// Each scenario's `memory_budget`: a run over it stops, and the test fails.
+const BUDGET: &str = "1 GB";
 
 /// A value spread log-uniformly over [lo, hi].
 fn log_between(lo: f64, hi: f64) -> impl Strategy<Value = f64> {
@@ -172,11 +176,31 @@ fn flow() -> impl Strategy<Value = String> {
             }
             t
         });
-    prop_oneof![tcp, media]
+    let name = proptest::option::weighted(0.2, proptest::collection::vec(prop_oneof![
+        8 => proptest::char::range('a', 'z'),
+        1 => Just('\u{202E}'),
+        1 => Just('\u{2067}'),
+        1 => Just('\u{200F}'),
+        1 => proptest::char::any(),
+    ], 1..6));
+    let copies = prop_oneof![12 => Just(1u32), 4 => 2u32..20, 2 => Just(300u32), 1 => Just(1001u32)];
+    (prop_oneof![tcp, media], name, copies).prop_map(|(flow, name, copies)| {
+        let (head, tail) = flow.split_once('\n').expect("[[flow]] line");
+        let mut extra = String::new();
+        if let Some(name) = name {
+            // Raw characters (TOML has no Rust escapes); quotes and backslashes would end the string.
+            let name: String = name.into_iter().map(|c| if matches!(c, '"' | '\\') { '_' } else { c }).collect();
+            extra += &format!("name = \"{name}\"\n");
+        }
+        if copies > 1 {
+            extra += &format!("copies = {copies}\n");
+        }
+        format!("{head}\n{extra}{tail}")
+    })
 }
 
 fn scenario(dir: std::path::PathBuf) -> impl Strategy<Value = String> {
-    let downlink = prop_oneof![pipe("downlink.pipe", true), ofdm4g(), trace(dir)];
+    let downlink = prop_oneof![3 => pipe("downlink.pipe", true), 1 => pipe("downlink.pipe", false), 2 => ofdm4g(), 2 => trace(dir)];
     (
         downlink,
         pipe("wired", false),
@@ -184,9 +208,10 @@ fn scenario(dir: std::path::PathBuf) -> impl Strategy<Value = String> {
         proptest::option::weighted(0.5, pipe("uplink.pipe", false)),
         proptest::collection::vec(flow(), 1..4),
         prop_oneof![Just("0 s".to_string()), log_between(2e-4, 1.0).prop_map(|s| format!("{s:.6} s"))],
+        prop_oneof![Just(RUN_S as f64), log_between(0.01, RUN_S as f64)],
     )
-        .prop_map(|(down, wired, access, up, flows, sample)| {
-            let mut t = format!("stop = \"{RUN_S} s\"\nsample_interval = \"{sample}\"\n{down}{wired}");
+        .prop_map(|(down, wired, access, up, flows, sample, stop)| {
+            let mut t = format!("stop = \"{stop:.3} s\"\nmemory_budget = \"{BUDGET}\"\nsample_interval = \"{sample}\"\n{down}{wired}");
             t += &access.unwrap_or_default();
             t += &up.unwrap_or_default();
             t += &flows.concat();
@@ -213,7 +238,16 @@ fn event_bound(s: &Scenario) -> u64 {
     }
     let per_flow_paths = 4.0 + if resolved.access.is_some() { 2.0 } else { 0.0 };
     let samples = if resolved.sample_interval.0.is_zero() { 0.0 } else { 1.0 / resolved.sample_interval.0.as_secs_f64() };
-    (RUN_S as f64 * (pps * per_flow_paths * 4.0 * resolved.flow.len() as f64 + samples) + 1e6) as u64
+    // Without a rate on the way down, TCP sends a window per round trip.
+    let down_rated = capacity > 0 || pipes[..2].iter().flatten().any(|p| p.rate.is_some());
+    if !down_rated {
+        let (wired, access) = (pipes[0].map_or(0.0, |p| p.delay.0.as_secs_f64()), pipes[1].map_or(0.0, |p| p.delay.0.as_secs_f64()));
+        let down = resolved.downlink.as_ref().map_or(0.0, |d| d.delay().as_secs_f64());
+        let rtt = (2.0 * wired + 2.0 * access + down + up.delay.0.as_secs_f64()).max(1e-3);
+        pps += resolved.flow.iter().filter_map(|f| f.tcp.rwnd).map(|w| w.0 as f64 / 40.0 / rtt).sum::<f64>();
+    }
+    let run_s = resolved.stop.0.as_secs_f64();
+    (run_s * (pps * per_flow_paths * 4.0 * resolved.flow.len() as f64 + samples) + 1e6) as u64
 }
 
 #[derive(Default)]
@@ -239,6 +273,8 @@ proptest! {
         let s = match Scenario::from_toml(&text, "generated.toml") {
             Ok(s) => s,
             Err(e) => {
+                // Every refusal says where: the file, line and column.
+                prop_assert!(e.line.is_some() && e.to_string().starts_with(&format!("generated.toml:{}:", e.line.unwrap())), "no place: {e}\nin\n{text}");
                 if std::env::var_os("AIRLINK_PROPTEST_REASONS").is_some() {
                     eprintln!("refused: {}", e.message);
                 }
@@ -248,9 +284,15 @@ proptest! {
         };
         // A scenario can still be refused when built (a trace too fast, say): also a clean refusal.
         let base = counting_alloc::reset_peak();
-        let Ok(mut sim) = Simulation::new(&s, true) else {
-            TALLY.lock().unwrap().refused += 1;
-            return Ok(());
+        let mut sim = match Simulation::new(&s, true) {
+            Ok(sim) => sim,
+            Err(e) => {
+                if std::env::var_os("AIRLINK_PROPTEST_REASONS").is_some() {
+                    eprintln!("refused when built: {e}");
+                }
+                TALLY.lock().unwrap().refused += 1;
+                return Ok(());
+            }
         };
         let bound = event_bound(&s);
         let mut t = airlink_engine::Instant::ZERO;
@@ -264,8 +306,9 @@ proptest! {
             prop_assert!(heap <= MAX_HEAP, "{heap} B of heap at {t:?} in\n{text}");
             t = t + step;
         }
+        prop_assert_eq!(sim.over_budget(), None, "in\n{}", text);
         let summary = sim.summary();
-        prop_assert!(summary.sim_time_s <= RUN_S as f64 + 1e-9);
+        prop_assert!(summary.sim_time_s <= s.stop.0.as_secs_f64() + 1e-9);
         let mut tally = TALLY.lock().unwrap();
         tally.accepted += 1;
         tally.max_events = tally.max_events.max(summary.events);
