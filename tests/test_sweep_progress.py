@@ -81,3 +81,14 @@ def test_dask_starts_no_cluster_when_nothing_needs_running(tmp_path: Path, monke
 
     monkeypatch.setattr(experiment_run._Dask, "_connect", connect)
     experiment_run.run_experiment(exp, out, dask="local:2")
+
+
+def test_a_reproduction_part_says_what_it_reused(tmp_path: Path, airlink_cli) -> None:
+    args = ["reproduce", "wipemu", "--only", "fig4", "--seeds", "2", "--arq-limits", "3,30", "--jobs", "2",
+            "--out", str(tmp_path / "rep")]
+    first = airlink_cli(*args)
+    assert first.exit_code == 0, first.output
+    assert "airlink: wipemu-figures: 0 reused, 12 new (" in first.stderr
+    again = airlink_cli(*args)
+    assert "airlink: wipemu-figures: 12 reused, 0 new (" in again.stderr
+    assert not experiment_run.progress_lines.get()  # plain lines only around the command's reproduction

@@ -276,7 +276,7 @@ def reproduce(study: str, out: Path | None, seeds: int | None, only: str | None,
     from airlink.experiment_run import progress_lines
 
     # A bar on a terminal; else (a log, CI, `make demo > log`) a plain line every 10 s per part.
-    progress_lines.set(not as_json)
+    lines = progress_lines.set(not as_json)
     try:
         rep, parts = reproduce_into(study, out, only=only, settings=settings, force=force,
                                     progress=not as_json and sys.stderr.isatty(), **options)
@@ -287,6 +287,8 @@ def reproduce(study: str, out: Path | None, seeds: int | None, only: str | None,
         click.echo(f"airlink: interrupted: {kept} finished runs kept in {out / 'store'}; run the same command "
                    "again to resume", err=True)
         sys.exit(EXIT_INTERRUPTED)
+    finally:
+        progress_lines.reset(lines)  # only around this reproduction (the command may run in-process)
     if only and set(parts) != {only}:
         click.echo(f"airlink: merged {only} into the report's {', '.join(p for p in parts if p != only)}", err=True)
     if as_json:
