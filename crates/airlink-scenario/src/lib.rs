@@ -291,7 +291,26 @@ impl Scenario {
             set_path(&mut doc, key.trim(), parse_override_value(value.trim()))?;
         }
         let text = toml::to_string(&doc).expect("a table always serialises");
-        let scenario: Scenario = toml::from_str(&text).map_err(|e| user_terms(e.message().trim()))?;
+        let mut scenario: Scenario = toml::from_str(&text).map_err(|e| user_terms(e.message().trim()))?;
+        // `flow.N.copies=K` on a copy re-expands the table it came from: its other copies
+        // give way to K copies of flow N (with flow N's other overrides). The flows keep
+        // their places unless the whole list was replaced (`flow=[...]`), which is expanded
+        // as the file's tables are.
+        let whole_list = overrides.iter().any(|o| o.split_once('=').is_some_and(|(k, _)| k.trim() == "flow"));
+        if !whole_list && scenario.flow.len() == self.flow.len() {
+            for (f, before) in scenario.flow.iter_mut().zip(&self.flow) {
+                f.copy_of = before.copy_of.clone();
+            }
+            let regrown: Vec<usize> = scenario.flow.iter().filter(|f| f.copies.is_some()).filter_map(|f| f.copy_of.as_ref().map(|c| c.0)).collect();
+            let mut seen = std::collections::HashSet::new();
+            for t in &regrown {
+                if !seen.insert(*t) {
+                    return Err(format!("two copies of flow table {t} set `copies`: expected one (it stands for the whole table)"));
+                }
+            }
+            scenario.flow.retain(|f| f.copies.is_some() || !f.copy_of.as_ref().is_some_and(|c| regrown.contains(&c.0)));
+        }
+        scenario.expand_copies().map_err(|(path, message)| format!("{}: {message}", path.join(".")))?;
         scenario.validate().map_err(|(path, message)| format!("{}: {message}", path.join(".")))?;
         Ok(scenario)
     }
@@ -542,9 +561,18 @@ impl Scenario {
                 let at = vec!["flow".to_string(), i.to_string(), "copies".to_string()];
                 return Err((at, format!("{n}: expected 1 to {MAX_FLOWS} copies")));
             }
+            if f.copies.is_none() {
+                // One flow, or a copy already expanded: as it is.
+                flows.push(f);
+                tables.push(i);
+                continue;
+            }
+            // A copy whose `copies` an override set re-expands its table.
+            let (table, base) = f.copy_of.clone().unwrap_or((i, f.name.clone()));
             for k in 0..n {
-                let name = f.name.as_ref().map(|name| if n > 1 { format!("{name}.{k}") } else { name.clone() });
-                flows.push(FlowConfig { name, copies: None, ..f.clone() });
+                let name = base.as_ref().map(|name| if n > 1 { format!("{name}.{k}") } else { name.clone() });
+                let copy_of = (n > 1).then(|| (table, base.clone()));
+                flows.push(FlowConfig { name, copies: None, copy_of, ..f.clone() });
                 tables.push(i);
             }
         }

@@ -1239,6 +1239,11 @@ pub struct FlowConfig {
     /// results) count each copy. Default 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copies: Option<u32>,
+    /// For a copy: the table it came from (its index among the file's `[[flow]]` tables) and
+    /// that table's name, so an override of one copy's `copies` re-expands the whole table.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub copy_of: Option<(usize, Option<String>)>,
     /// Default tcp.
     #[serde(default = "default_protocol")]
     pub protocol: Protocol,

@@ -719,3 +719,43 @@ fn problems_found_when_building_are_placed_at_their_key_or_flow() {
     assert_eq!(e.line, None);
     assert_eq!(e.to_string(), "s.toml: a problem of the whole file");
 }
+
+#[test]
+fn copies_can_be_overridden_from_set() {
+    let cell = "[downlink.cell]\nscheduler = \"pf\"\n[uplink.pipe]\nrate = \"64 kbit/s\"\n[[flow]]\nname = \"user\"\ncopies = 21\n[[flow]]\nname = \"other\"\n";
+    let s = Scenario::from_toml(cell, "c.toml").unwrap();
+    assert_eq!(s.flow.len(), 22);
+    let names = |s: &Scenario| s.flow.iter().map(|f| f.name.clone().unwrap_or_default()).collect::<Vec<_>>();
+    // Any copy's `copies` stands for its table: 21 users become 10, the other flow stays.
+    for i in [0, 7, 20] {
+        let o = s.with_overrides(&[format!("flow.{i}.copies=10")]).unwrap();
+        let n = names(&o);
+        assert_eq!(n.len(), 11, "flow.{i}: {n:?}");
+        assert_eq!(n[0], "user.0");
+        assert_eq!(n[9], "user.9");
+        assert_eq!(n[10], "other");
+    }
+    // One copy: the table's name without a suffix; a flow that was no copy grows copies.
+    assert_eq!(names(&s.with_overrides(&["flow.3.copies=1".into()]).unwrap()), ["user", "other"]);
+    let o = s.with_overrides(&["flow.21.copies=2".into()]).unwrap();
+    assert_eq!(o.flow.len(), 23);
+    assert_eq!(names(&o)[21..], ["other.0", "other.1"]);
+    // Overridden twice, it re-expands again; the copy's other overrides go with it.
+    let twice = o.with_overrides(&["flow.0.copies=3".into(), "flow.0.start=\"1 s\"".into()]).unwrap();
+    assert_eq!(twice.flow.len(), 5);
+    assert!(twice.flow[..3].iter().all(|f| f.start.0 == Duration::from_secs(1)));
+    // A whole list is expanded as a file's tables are.
+    let o = s.with_overrides(&["flow=[{name=\"u\", copies=10}]".into()]).unwrap();
+    assert_eq!(o.flow.len(), 10);
+    assert_eq!(o.flow[9].name.as_deref(), Some("u.9"));
+    // Refused with a reason: no copies, too many, two copies of one table.
+    for (set, needle) in [
+        (vec!["flow.0.copies=0"], "0: expected 1 to 1000 copies"),
+        (vec!["flow.0.copies=2000"], "expected 1 to 1000 copies"),
+        (vec!["flow.0.copies=2", "flow.1.copies=3"], "two copies of flow table 0 set `copies`"),
+    ] {
+        let set: Vec<String> = set.into_iter().map(String::from).collect();
+        let e = s.with_overrides(&set).unwrap_err();
+        assert!(e.message.contains(needle), "{set:?}: {e}");
+    }
+}
