@@ -465,3 +465,17 @@ def test_iperf3_results_are_the_runs_intervals_summary_and_plot(tmp_path: Path, 
     r = airlink_cli("plot", out)
     assert r.exit_code == 0, r.output
     assert "panel throughput" not in r.output and "panel state: no data" in r.output
+
+
+@pytest.mark.skipif(not tool("iperf3"), reason="iperf3 is not installed")
+def test_an_iperf3_stopped_by_the_timeout_keeps_what_it_measured(tmp_path: Path) -> None:
+    """The timeout sends SIGTERM to iperf3 itself (not only to the process that entered the
+    namespace), so it still writes its report: intervals until then, the flow not completed."""
+    res = emulation.emulate(scenario(tmp_path, PIPE_10M), out=tmp_path / "run", timeout=3, server="iperf3 -s -1",
+                            client="iperf3 -c $AIRLINK_SERVER -R -t 60 -i 1")
+    assert not res.completed and res.summary["timed_out"]
+    [flow] = res.summary["iperf3"]["flows"]
+    assert flow["completed"] is False and "terminated" in flow["error"]
+    assert any("interrupt" in w for w in res.summary["warnings"])
+    assert "interrupt" in res.output("client", "stderr")
+    assert len(airlink.read_results(tmp_path / "run").intervals) >= 1

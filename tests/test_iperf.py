@@ -106,10 +106,12 @@ def test_garbage_never_raises(text: str) -> None:
 def test_airlink_adds_json_only_to_a_plain_iperf3_command(tmp_path: Path) -> None:
     inv = iperf.invocation("client", "iperf3 -c $AIRLINK_SERVER -R -t 3", tmp_path)
     assert inv.added and inv.json_in == "client.iperf3.json"
-    assert inv.command == f"iperf3 -c $AIRLINK_SERVER -R -t 3 -J --logfile {tmp_path / 'client.iperf3.json'}"
-    for asked in ("iperf3 -c x --json", "exec iperf3 -c x -RJ", "iperf3 -c x -J -P 2"):
+    # exec: a timeout's SIGTERM reaches iperf3 (which then writes its report), not only sh.
+    assert inv.command == f"exec iperf3 -c $AIRLINK_SERVER -R -t 3 -J --logfile {tmp_path / 'client.iperf3.json'}"
+    for asked, ran in (("iperf3 -c x --json", "exec iperf3 -c x --json"), ("exec iperf3 -c x -RJ", "exec iperf3 -c x -RJ"),
+                       ("A=1 /usr/bin/iperf3 -c x -J -P 2", "A=1 /usr/bin/iperf3 -c x -J -P 2")):
         inv = iperf.invocation("client", asked, tmp_path)
-        assert (inv.command, inv.json_in, inv.added) == (asked, "stdout", False)
+        assert (inv.command, inv.json_in, inv.added) == (ran, "stdout", False)
     assert iperf.invocation("server", "ping -c 1 x", tmp_path) is None
     assert iperf.invocation("server", "iperf3 --version", tmp_path) is None
     for compound in ("iperf3 -s -1 & iperf3 -s -p 5202 -1 & wait", "iperf3 -c x > /dev/null"):

@@ -101,6 +101,29 @@ def interrupted_folder(out: Path) -> bool:
         return False
 
 
+def _descendants(pid: int) -> list[int]:
+    """The processes below ``pid``, parents before children (from /proc; none when unreadable)."""
+    out: list[int] = []
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            for child in (task / "children").read_text().split():
+                out += [int(child), *_descendants(int(child))]
+    except (OSError, ValueError):
+        pass
+    return out
+
+
+def _terminate(emu: _core.Emulation, handle: int) -> None:
+    """SIGTERM to a spawned command and everything it started: the handle is ``nsenter``'s
+    process, which does not pass the signal on to the command in the namespace."""
+    for pid in reversed(_descendants(handle)):
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass  # gone already
+    emu.kill(handle)
+
+
 def _ran(command: str, ran: str) -> dict[str, str]:
     """The command as it ran, when airlink changed it (added iperf3's -J)."""
     return {} if ran == command else {"ran": ran}
@@ -311,7 +334,7 @@ def emulate(
                 code = _wait(emu, lambda: emu.poll(hc), deadline, sink, tick)
                 if code is None:
                     timed_out = True
-                    emu.kill(hc)  # SIGTERM first: iperf3 then still writes its report
+                    _terminate(emu, hc)  # SIGTERM first: iperf3 then still writes its report
                     if _wait(emu, lambda: emu.poll(hc), time.monotonic() + KILL_GRACE_S, sink) is None:
                         emu.kill(hc, True)
                 commands[-1].update(exit_code=code, end_s=time.monotonic() - started)

@@ -85,10 +85,12 @@ def invocation(side: str, command: str, folder: Path) -> Invocation | None:
     asks_json = any(a in ("--json", "--json-stream") or _JSON.match(a) for a in args[1:])
     if logfile:
         return Invocation(side, command, note=f"the {side}'s iperf3 writes to a --logfile of its own: airlink parses no report")
+    # exec: iperf3 itself gets the SIGTERM of a timeout (sh may not pass it on), and writes its report
+    run = command if words[0] != "iperf3" and Path(words[0]).name != "iperf3" else f"exec {command}"
     if asks_json:
-        return Invocation(side, command, json_in="stdout")
+        return Invocation(side, run, json_in="stdout")
     name = f"{side}.iperf3.json"
-    return Invocation(side, f"{command} -J --logfile {shlex.quote(str(folder / name))}", json_in=name, added=True)
+    return Invocation(side, f"{run} -J --logfile {shlex.quote(str(folder / name))}", json_in=name, added=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -479,7 +481,7 @@ def render_text(reports: list[Report]) -> str:
                                  f"{_bytes(_num(t.get('bytes')) or 0)}  {_bits(_num(t.get('bits_per_second')) or 0)}{extra}"
                                  f"  {part if part != 'udp' else 'receiver'}")
         if r.error:
-            lines.append(f"iperf3: error - {r.error}")
+            pass  # iperf3 prints it to stderr, and so does the emulation
         elif r.end:
             lines.append("")
             lines.append("iperf Done.")
