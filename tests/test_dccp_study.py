@@ -137,3 +137,28 @@ def test_fewer_seeds_than_the_pilot_runs_are_refused_before_anything_is_written(
     result = CliRunner().invoke(cli, ["reproduce", "dccp", "--seeds", "2", "--out", str(tmp_path / "r")])
     assert result.exit_code == 2 and "dccp needs at least 3 seeds" in result.output
     assert not (tmp_path / "r").exists()
+
+
+def test_the_second_protocols_dip_is_its_flows_mean() -> None:
+    # tab2's flow dips by half, tab3's not at all: the protocol's mean (eq. 4) dips by a quarter.
+    row = dccp.Row(5, "x", "tcp-cubic", "dccp-2", runs=[], seconds=[{0: [100.0] * 30, 1: [10.0] * 20 + [5.0] + [10.0] * 9,
+                                                                      2: [10.0] * 30}])
+    dips = dccp.handoff_dips(dccp.Part("table3", [row], 512, True), (20.0,))
+    assert [(d["protocol"], round(d["dip_pct"], 6)) for d in dips] == [("TCP Cubic", 0.0), ("DCCP-2", 25.0)]
+
+
+def test_the_header_reads_the_outage_it_ran() -> None:
+    assert dccp.outage_ran("outage") == dccp.OUTAGE
+    assert dccp.outage_ran("outage", ["handoff.0.outage=500 ms"]) == "500 ms"
+    assert dccp.outage_ran("table3", ['handoff.2.outage="1 s"']) == "1 s"
+    assert dccp._ms("1 s") == 1000.0 and dccp._ms("300 ms") == 300.0
+
+
+def test_a_claim_without_its_premise_is_not_testable(quick: tuple[dccp.Reproduction, Path]) -> None:
+    rep, _ = quick
+    by = {c["claim"]: c for c in rep.claims}
+    rule = [c for name, c in by.items() if "follow the rule" in name and name.startswith("table3")]
+    # Repetitions of a device-limited row differ by far less than the rule needs to ask for a fourth run.
+    assert [c["status"] for c in rule] == ["not testable here"] and "fourth run only above 4.4 %" in rule[0]["detail"]
+    # The counterfactual part is reported, not counted.
+    assert {c["status"] for name, c in by.items() if name.startswith("unlimited")} <= {"not counted", "not testable here"}

@@ -95,8 +95,9 @@ def setup_lines(rep: Reproduction) -> list[str]:
              f"throughput, at most {rep.seeds}; seeds 1, 2, ...",
              f"device limit on every sender: {dccp.DEVICE} (calibrated on Table 3); UDP offers "
              f"{dccp.UDP_RATE[512]} at 512 B and {dccp.UDP_RATE[1424]} at 1424 B (the Transmitted columns)",
-             "tab1 (the first protocol's sender) and tab2 (the second's first) hand off to ap2 and back; outage 50 ms, "
-             "what ap1 queued for them is lost (the scenario's defaults)"]
+             "tab1 (the first protocol's sender) and tab2 (the second's first) hand off to ap2 and back; outage "
+             f"{dccp.outage_ran('table3', rep.extra_overrides)} (the outage part: "
+             f"{dccp.outage_ran('outage', rep.extra_overrides)}), what ap1 queued for them is lost"]
     if rep.extra_overrides:
         lines.append(f"every run also: {'; '.join(rep.extra_overrides)}")
     return lines + store_lines(rep.stores)
@@ -117,7 +118,7 @@ def write_report(rep: Reproduction, out: Path) -> None:
     for name, part in rep.tables.items():
         title = {"table3": "Table 3 (512-byte datagrams)", "table4": "Table 4 (1424-byte datagrams)",
                  "unlimited": "Table 3's confronts without device limits (512-byte datagrams)",
-                 "outage": f"TCP CUBIC against each datagram protocol with hand-off outages of {dccp.OUTAGE} "
+                 "outage": f"TCP CUBIC against each datagram protocol with hand-off outages of {dccp.outage_ran('outage', rep.extra_overrides)} "
                            "(512-byte datagrams)"}[name]
         cells = table_cells(part)
         write_csv(out / f"{name}.csv", part.table())
