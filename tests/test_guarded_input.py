@@ -279,9 +279,10 @@ def test_plot_names_a_foreign_column(tmp_path: Path, run_folder: Path) -> None:
     r = cli("plot", folder)
     assert r.returncode == 0 and (folder / "timeseries.png").exists(), r.stderr
     assert f"{folder / 'flows.parquet'}: no column srtt_us" in r.stderr and "Traceback" not in r.stderr
-    # Nothing left to draw: refused.
+    # Nothing left to draw (iperf's interval reports would stand in for the flows): refused.
     links = pd.read_parquet(folder / "links.parquet").drop(columns=["queue_packets"])
     links.to_parquet(folder / "links.parquet")
+    (folder / "intervals.parquet").unlink()
     (folder / "timeseries.png").unlink()
     r = cli("plot", folder)
     assert r.returncode == 1 and "no column queue_packets" in r.stderr and "Traceback" not in r.stderr, r.stderr
