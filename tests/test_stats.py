@@ -77,3 +77,12 @@ def test_jain_index_is_between_one_over_n_and_one(xs: list[float]) -> None:
 @given(st.floats(min_value=1e-6, max_value=1e6), st.integers(min_value=2, max_value=500))
 def test_ci_halfwidth_shrinks_with_more_replications(sd: float, n: int) -> None:
     assert stats.t_halfwidth_of(sd, n + 1) < stats.t_halfwidth_of(sd, n)
+
+
+def test_intervals_are_scipy_t_intervals() -> None:
+    from scipy import stats as scipy_stats
+
+    low, high = scipy_stats.t.interval(0.95, len(X) - 1, loc=stats.mean(X), scale=scipy_stats.sem(X))
+    assert stats.t_halfwidth(X) == pytest.approx((high - low) / 2, rel=1e-12)
+    assert stats.t_halfwidth([5.0, 5.0, 5.0]) == 0.0  # a constant sample: width 0, not undefined
+    assert math.isnan(stats.sample_sd([1.0, -math.inf]))  # an infinite sample (F_sys of a starved flow)

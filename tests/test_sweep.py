@@ -133,10 +133,26 @@ def test_bad_experiment_exits_2_before_any_run(tmp_path: Path, airlink_cli) -> N
     assert not (tmp_path / "out").exists()
 
 
-def test_a_metric_missing_from_the_summaries_stops_after_the_first_round(tmp_path: Path) -> None:
+def test_a_misspelt_metric_is_refused_before_any_run(tmp_path: Path, airlink_cli) -> None:
     path = write_experiment(tmp_path, 'metrics = ["flows.*.goodput"]\n[repetitions]\nrule = "t"\nmax = 50\n')
-    with pytest.raises(ex.ExperimentError, match=r"exp.toml:3:1: metric 'flows.\*.goodput' has no value in any "
-                                                  r"run; flow fields are .*goodput_bps"):
+    with pytest.raises(ex.ExperimentError, match=r"exp.toml:3:1: metric 'flows.\*.goodput' names no field of a "
+                                                  r"run's summary: did you mean 'flows.\*.goodput_bps'"):
+        airlink.sweep(path, tmp_path / "out")
+    assert not (tmp_path / "out").exists()  # no store, no run record
+    path = write_experiment(tmp_path, 'metrics = ["links.downlnk.loss_drops"]\n')
+    result = airlink_cli("sweep", str(path), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 2 and "did you mean 'links.downlink'" in result.output
+    assert not (tmp_path / "out").exists()
+    path = write_experiment(tmp_path, 'metrics = ["flows.*.iperf"]\n')
+    with pytest.raises(ex.ExperimentError, match=r"is a table, not a number: .*flows.\*.iperf.loss_pct"):
+        ex.load_experiment(path)
+
+
+def test_a_metric_without_values_stops_after_the_first_round(tmp_path: Path) -> None:
+    # A field the dry run cannot judge (null there) and no run fills: the first round finds it.
+    path = write_experiment(tmp_path, 'metrics = ["flows.0.iperf.loss_pct"]\n[repetitions]\nrule = "t"\nmax = 50\n')
+    with pytest.raises(ex.ExperimentError, match=r"exp.toml:3:1: metric 'flows.0.iperf.loss_pct' has no value in "
+                                                  r"any run"):
         airlink.sweep(path, tmp_path / "out")
     assert len(list((tmp_path / "out/runs").glob("*.json"))) == 3
 
@@ -282,7 +298,8 @@ def test_cli_sweep_prints_intervals(tmp_path: Path, airlink_cli) -> None:
     path = write_experiment(tmp_path, '[vary]\n"downlink.pipe.loss" = [0.01]\n[repetitions]\nrule = "dccp"\nmax = 5\n')
     result = airlink_cli("sweep", str(path), "--out", str(tmp_path / "out"), "--jobs", "2")
     assert result.exit_code == 0, result.output
-    assert "flows.*.goodput_bps" in result.output and " z " in result.output and "±" in result.output
+    assert "goodput_bps tcp (Mbit/s)" in result.output and " z " in result.output and "±" in result.output
+    assert "e+0" not in result.output and "derived" not in result.output  # the metrics asked for, no exponents
     assert f"results: {tmp_path / 'out'}" in result.output
 
 

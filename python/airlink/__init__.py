@@ -28,6 +28,7 @@ from __future__ import annotations
 TYPE_CHECKING = False  # not `typing`: this module must load in no time (see below)
 if TYPE_CHECKING:
     from airlink._core import ScenarioError
+    from airlink.comparison import compare
     from airlink.experiment_run import sweep
     from airlink.results import RunResult, read_results
     from airlink.runner import RunResults, run
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 # so the package itself must load nothing heavy (pandas, the core).
 _LAZY = {"ScenarioError": "airlink._core", "RunResult": "airlink.results", "read_results": "airlink.results",
          "sweep": "airlink.experiment_run", "run": "airlink.runner", "load": "airlink.store",
-         "RunResults": "airlink.runner", "to_toml": "airlink.sources"}
+         "RunResults": "airlink.runner", "to_toml": "airlink.sources", "compare": "airlink.comparison"}
 
 
 def __getattr__(name: str) -> object:
@@ -52,5 +53,5 @@ def __getattr__(name: str) -> object:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'airlink' has no attribute {name!r}")
 
-__all__ = ["RunResult", "RunResults", "ScenarioError", "__version__", "load", "read_results", "run", "sweep",
-           "to_toml"]
+__all__ = ["RunResult", "RunResults", "ScenarioError", "__version__", "compare", "load", "read_results", "run",
+           "sweep", "to_toml"]

@@ -864,7 +864,7 @@ def sweep(experiment: Path, out: Path | None, jobs: int | None, dask: str | None
                                              rerun_stale=rerun_stale)
     except KeyboardInterrupt:
         _interrupted_sweep(exp, out)
-    click.echo(store.format_summary(store.load(root, "summary"), list(exp.parameters)))
+    click.echo(store.format_summary(store.load(root, "summary"), list(exp.parameters), list(exp.metrics)))
     click.echo(f"results: {root}")
 
 
@@ -901,6 +901,35 @@ def report(results: Path, out: Path | None, runs: tuple[str, ...], force: bool) 
     from airlink import report as rp
 
     click.echo(f"report: {rp.write_report(results, out, runs=runs, replace=force)}")
+
+
+@cli.command()
+@click.argument("store_a", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("store_b", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--metric", help="One metric to compare, its path or short name (default: those both experiments named).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="PNG figure (default: compare-A-vs-B.png here).")
+@click.option("--force", is_flag=True, help="Replace an existing figure (only a PNG airlink drew).")
+def compare(store_a: Path, store_b: Path, metric: str | None, out: Path | None, force: bool) -> None:
+    """Compare two sweep stores: per configuration (matched by the parameters both swept), each
+    metric's mean ± 95 % in A and B, the difference B − A and whether the intervals overlap;
+    draws both side by side into a PNG."""
+    from airlink import comparison as cmp
+    from airlink.atomic import claim_file, write_file
+    from airlink.tables import safe_name
+
+    if out is not None and out.suffix.lower() != ".png":
+        raise click.BadParameter(f"{out}: the figure is a PNG file; give a name ending in .png", param_hint="--out")
+    out = out or Path(f"compare-{safe_name(store_a.resolve().name)}-vs-{safe_name(store_b.resolve().name)}.png")
+    claim_file(out, force=force)  # before reading the stores
+    try:
+        frame = cmp.compare(store_a, store_b, metric)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--metric" if metric else "STORE_B") from None
+    click.echo(cmp.format_comparison(frame, str(store_a), str(store_b)))
+    if not frame.empty:
+        write_file(out, lambda path: cmp.compare_png(path, frame, store_a.name, store_b.name), force=force)
+        click.echo(f"figure: {out}")
 
 
 @cli.command()

@@ -51,8 +51,10 @@ Bounds, checked before any list is built (a range's length is computed, not enum
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import itertools
+import json
 import math
 import re
 import tomllib
@@ -455,6 +457,7 @@ def load_experiment(experiment: sources.Source) -> Experiment:
             # Only the core's first line (file:line:col: what): the lines after it quote the
             # scenario, and the file an experiment names may be no scenario at all.
             raise where.error(str(e).split("\n", 1)[0], *names) from None
+    _check_metric_names(metrics, scenario_text, str(scenario_path), configs, where)
     parameters = tuple(k for k, _ in points[0])
     hashes = {str(path.resolve()) if given.path else path.name: _sha256_text(text),
               str(scenario_path): _sha256_text(scenario_text)}
@@ -601,6 +604,86 @@ def dccp_n(series: Sequence[Sequence[float]], rep: Repetitions) -> int:
             continue
         needed = max(needed, rep.max if m == 0 else stats.replications_needed(sd, m, rep.precision))
     return min(needed, rep.max)
+
+
+DRY_RUN = "stop=1 ms"  # long enough for a summary with every flow and link, too short to cost anything
+MAX_DRY_RUNS = 100  # configurations looked at before a metric that the first lacks is refused
+OPEN_TABLES = ("time_in_modulation_s",)  # tables keyed by data (modulations used), not by fields
+
+
+def _check_metric_names(metrics: Sequence[str], text: str, source: str, configs: Sequence[Config],
+                        where: _Where) -> None:
+    """Refuses, before the first run, a metric that names no field of a run's summary, with the
+    names close to it. The summary's shape comes from a dry run (``DRY_RUN``) of the first
+    configuration, and of the next ones before refusing (another may add the flow or field). A
+    scenario that cannot run so short is not checked here; the sweep then finds a metric without
+    values after its first runs (``check_metrics_found``)."""
+    summaries: dict[int, Any] = {}
+
+    def dry(config: Config) -> Any:
+        if config.index not in summaries:
+            try:
+                summaries[config.index] = json.loads(
+                    _core.run_summary(text, source, 1, [*config.overrides, DRY_RUN], None))
+            except Exception:  # noqa: BLE001 - the sweep's own runs will say what is wrong with the scenario
+                summaries[config.index] = None
+        return summaries[config.index]
+
+    for metric in metrics:
+        first = dry(configs[0])
+        if first is None or (problem := metric_problem(first, metric)) is None:
+            continue
+        others = (dry(c) for c in configs[1:MAX_DRY_RUNS])
+        if len(configs) > MAX_DRY_RUNS or any(s is None or metric_problem(s, metric) is None for s in others):
+            continue
+        raise where.error(f"metric {metric!r} {problem}", "metrics")
+
+
+def metric_problem(summary: Mapping[str, Any], metric: str) -> str | None:
+    """What is wrong with ``metric`` as a path into runs' summaries shaped like ``summary`` (None:
+    it names a number, or the summary cannot tell: a null on the way, which a longer run may fill).
+    The message suggests the valid names nearest the misspelt part."""
+    parts = metric.split(".")
+    if parts[0] == "derived":
+        return None  # METRIC admits only the derived names that exist
+    if parts[0] in ("flows", "links"):
+        field, key = ("id", "flows") if parts[0] == "flows" else ("name", "links")
+        items = summary.get(key) or []
+        names = [str(item.get(field)) for item in items]
+        nodes = items if parts[1] == "*" else [i for i, n in zip(items, names) if n == parts[1]]
+        if not nodes:
+            return _suggest(f"{key}.{parts[1]}", [f"{key}.{n}" for n in names], f"has no {key[:-1]} {parts[1]!r}")
+        prefix, rest = f"{key}.{parts[1]}.", parts[2:]
+    else:
+        nodes, prefix, rest = [summary], "", parts
+    found, valid, unknown = [], set(), False
+    for node in nodes:  # every flow of a class has the same fields: one that lacks a field decides
+        for depth, part in enumerate(rest):
+            if node is None or (depth and rest[depth - 1] in OPEN_TABLES):
+                unknown = True
+                break
+            if not isinstance(node, dict) or part not in node:
+                valid |= {prefix + ".".join([*rest[:depth], k]) for k in (node if isinstance(node, dict) else ())}
+                break
+            node = node[part]
+        else:
+            found.append(node)
+    if found:
+        if any(isinstance(v, dict) and v for v in found):
+            fields = sorted({prefix + ".".join([*rest, k]) for v in found if isinstance(v, dict) for k in v})
+            return f"is a table, not a number: name one of its fields, {', '.join(fields)}"
+        if all(isinstance(v, str | bool) for v in found):
+            return f"is {_kind(found[0])}, not a number"
+        return None
+    if unknown and not valid:
+        return None
+    return _suggest(metric, sorted(valid), "names no field of a run's summary")
+
+
+def _suggest(wrong: str, valid: Sequence[str], what: str) -> str:
+    near = difflib.get_close_matches(wrong, valid, n=3, cutoff=0.6)
+    hint = f": did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
+    return f"{what}{hint} Valid here: {', '.join(valid) or 'none'}"
 
 
 def check_metrics_found(exp: Experiment, runs: Sequence[Mapping[str, Any]]) -> None:

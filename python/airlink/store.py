@@ -552,11 +552,15 @@ def load_series(results: str | Path, key: str, table: str = "flows") -> pd.DataF
     return read_results(folder).table(table)
 
 
-def format_summary(summary: pd.DataFrame, parameters: list[str]) -> str:
-    """The summary as a text table: each metric's mean ± its 95 % half-width, the rule and n."""
+def format_summary(summary: pd.DataFrame, parameters: list[str], metrics: list[str] | None = None) -> str:
+    """The summary as a wide text table (``airlink.tables.wide``): a row per configuration, a
+    column per metric and flow class with its mean ± 95 % half-width, and n; ``metrics`` those
+    shown (default: all), the derived metrics the experiment did not name are in summary.parquet."""
+    from airlink.tables import wide
+
     if summary.empty:
         return "(no results)"
-    shown = summary[[*parameters, "metric", "class", "rule", "n"]].copy()
-    shown["mean ± 95 %"] = [f"{m:.6g} ± {h:.3g}" if not math.isnan(h) else f"{m:.6g}"
-                            for m, h in zip(summary["mean"], summary["ci95"])]
-    return shown.to_string(index=False)
+    rule = {"t": "Student t", "z": "z = 1.96 (the DCCP study's rule)"}
+    how = " and ".join(rule.get(r, r) for r in summary["rule"].unique())
+    table = wide(summary, parameters, metrics).to_string(index=False)
+    return f"{table}\nmean ± 95 % half-width by {how}; n runs per configuration"
