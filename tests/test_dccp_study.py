@@ -104,9 +104,11 @@ def test_the_report_has_every_table_figure_and_finding(quick: tuple[dccp.Reprodu
     with open(out / "table3_versus_study.csv") as fh:
         versus = list(csv.DictReader(fh))
     assert len(versus) == 3 * 2 * len(dccp.ROWS)
-    # UDP's throughput is calibrated on this table: within 2 % of rows 1-3, in row 1's interval.
+    # UDP's throughput is calibrated on this table: within 2.5 % of rows 1-3 (row 3's 3003 kbit/s
+    # is 1.8 % above the 2949 of 720 datagrams a second, and the quick form's two 300 ms outages
+    # in 40 s take 0.4 % off the two flows' mean), in row 1's interval.
     udp = [v for v in versus if v["protocol"] == "UDP" and v["cell"] == "throughput_kbps"][:3]
-    assert all(abs(float(v["ratio"]) - 1) < 0.02 for v in udp) and udp[0]["overlap"] == "True", udp
+    assert all(abs(float(v["ratio"]) - 1) < 0.025 for v in udp) and udp[0]["overlap"] == "True", udp
     html = (out / "index.html").read_text()
     assert "contradicts itself" in html and "why they differ" in html
     assert [c["status"] for c in rep.claims if "UDP loses far more" in c["claim"] and "table3" in c["claim"]] == ["PASS"]

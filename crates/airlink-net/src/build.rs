@@ -832,7 +832,11 @@ pub fn scenario_flow(f: &sc::FlowConfig, i: usize) -> Result<Flow, BuildError> {
     flow.name = f.name.clone();
     if let Some(d) = &f.device {
         let cfg = DeviceLimitConfig { packets_per_sec: d.packet_rate, bits_per_sec: d.rate.map(|r| r.0), buffer_packets: d.buffer };
-        flow.limit_sender(DeviceLimit::new(cfg).map_err(|e| BuildError(format!("flow {i}: device: {e}")))?);
+        let mut limit = DeviceLimit::new(cfg).map_err(|e| BuildError(format!("flow {i}: device: {e}")))?;
+        if let Some(cost) = d.receive_cost {
+            limit.set_receive_cost(cost.0);
+        }
+        flow.limit_sender(limit);
     }
     Ok(flow)
 }

@@ -100,6 +100,10 @@ impl Flow {
 
     /// A packet arrived intact at `side`. Returns true when it completed the flow.
     pub fn receive(&mut self, side: Side, now: Instant, pdu: &Pdu) -> bool {
+        // The data sender's host pays for what it receives (ACKs, feedback) as for what it sends.
+        if let Some((limit, _)) = self.sender_limit.as_mut().filter(|_| side == Side::Server) {
+            limit.charge_received(now);
+        }
         let bytes = self.ends.handle(side, now, pdu);
         bytes > 0 && self.deliver(now, bytes)
     }

@@ -540,6 +540,11 @@ pub struct DeviceConfig {
     /// stalled senders suggest a small one; it does not give it).
     #[serde(default = "default_device_buffer")]
     pub buffer: u32,
+    /// The host's per-packet work for each packet of the flow it receives (ACKs, feedback),
+    /// which delays what it sends next. Default: a sent packet's, 1/`packet_rate` (a CPU-bound
+    /// host pays per packet in both directions); "0 s" charges nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receive_cost: Option<Time>,
 }
 
 fn default_device_buffer() -> u32 {

@@ -11,11 +11,18 @@
 //!   [`DeviceLimit::sender_wake`] (the endpoint's own timers, held back while the buffer is
 //!   full); no packet is lost at the sender.
 //!
-//! Service time of a packet of `bytes`: the larger of 1/`packets_per_sec` and
-//! 8·`bytes`/`bits_per_sec` (either limit may be absent, not both). A packet accepted at `now`
-//! leaves the host (reaches its network interface's link) when its service ends: at
-//! max(`now`, the previous packet's departure) + its service time. The bytes are whatever the
-//! caller counts (the IP packet's size is the natural choice: the host pushes IP packets).
+//! Two resources serve a packet, each first come first served: the host's per-packet work (its
+//! CPU: 1/`packets_per_sec` a packet) and its per-byte path (its bus and driver:
+//! 8·`bytes`/`bits_per_sec`); either limit may be absent, not both. A packet accepted at `now`
+//! leaves the host (reaches its network interface's link) when both are done with it. With
+//! packets of one size this is the larger of the two service times after the previous
+//! departure. The bytes are whatever the caller counts (the IP packet's size is the natural
+//! choice: the host pushes IP packets).
+//!
+//! A packet the host **receives** costs its per-packet work too ([`DeviceLimit::charge_received`],
+//! [`DeviceLimit::set_receive_cost`]; default: a sent packet's, 1/`packets_per_sec`): a CPU-bound
+//! handheld pays per packet in both directions, so a protocol with more feedback per data packet
+//! sends fewer data packets.
 //!
 //! Sans-IO and deterministic: no clock, no randomness; `now` never decreases between calls.
 
@@ -95,6 +102,11 @@ pub struct DeviceStats {
 #[derive(Clone, Debug)]
 pub struct DeviceLimit {
     cfg: DeviceLimitConfig,
+    /// When the per-packet work and the per-byte path are free again.
+    cpu_free: Instant,
+    bus_free: Instant,
+    /// The per-packet work of a received packet.
+    receive_cost: Duration,
     /// Departure instants of the packets accepted, oldest first (those still in the host and
     /// possibly some that left; only the last `buffer_packets` matter).
     departures: VecDeque<Instant>,
@@ -104,7 +116,25 @@ pub struct DeviceLimit {
 impl DeviceLimit {
     pub fn new(cfg: DeviceLimitConfig) -> Result<Self, DeviceLimitError> {
         cfg.validate()?;
-        Ok(DeviceLimit { cfg, departures: VecDeque::new(), stats: DeviceStats::default() })
+        let receive_cost = cfg.packets_per_sec.map_or(Duration::ZERO, |r| Duration::from_secs_f64(1.0 / r));
+        Ok(DeviceLimit { cfg, cpu_free: Instant::ZERO, bus_free: Instant::ZERO, receive_cost, departures: VecDeque::new(), stats: DeviceStats::default() })
+    }
+
+    /// The per-packet work a received packet costs (default: a sent packet's).
+    pub fn set_receive_cost(&mut self, cost: Duration) {
+        self.receive_cost = cost;
+    }
+
+    pub fn receive_cost(&self) -> Duration {
+        self.receive_cost
+    }
+
+    /// A packet arrived at the host at `now`: its per-packet work delays the packets the host
+    /// accepts after it (those already accepted keep their departures).
+    pub fn charge_received(&mut self, now: Instant) {
+        if !self.receive_cost.is_zero() {
+            self.cpu_free = self.cpu_free.max(now) + self.receive_cost;
+        }
     }
 
     pub fn config(&self) -> &DeviceLimitConfig {
@@ -160,8 +190,12 @@ impl DeviceLimit {
             self.stats.bytes_refused += bytes as u64;
             return None;
         }
-        let start = self.departures.back().map_or(now, |&d| d.max(now));
-        let leave = start + self.service_time(bytes);
+        let per_packet = self.cfg.packets_per_sec.map_or(Duration::ZERO, |r| Duration::from_secs_f64(1.0 / r));
+        let per_bit = self.cfg.bits_per_sec.map_or(Duration::ZERO, |b| Duration::for_bits(8 * bytes as u64, b));
+        self.cpu_free = self.cpu_free.max(now) + per_packet;
+        self.bus_free = self.bus_free.max(now) + per_bit;
+        // Departures keep their order (the interface sends what the host hands it in turn).
+        let leave = self.cpu_free.max(self.bus_free).max(self.departures.back().copied().unwrap_or(now));
         self.departures.push_back(leave);
         // Only the last `buffer_packets` departures can still be in the host.
         while self.departures.len() > self.cfg.buffer_packets as usize {
@@ -230,6 +264,38 @@ mod tests {
         assert!((refused - 0.75).abs() < 0.001, "refused {refused}");
         let rate = 8.0 * s.bytes_accepted as f64 / last.as_secs_f64();
         assert!((rate / 3e6 - 1.0).abs() < 0.001, "rate {rate}");
+    }
+
+    #[test]
+    fn a_received_packet_costs_a_sent_packets_work_and_slows_the_sends_behind_it() {
+        // 1000 packets/s and 8 Mbit/s: a 500-byte packet is CPU-bound (1 ms), its bytes 0.5 ms.
+        let mut d = DeviceLimit::new(DeviceLimitConfig { buffer_packets: 100, ..DeviceLimitConfig::new(Some(1000.0), Some(8_000_000)) }).unwrap();
+        assert_eq!(d.receive_cost(), Duration::from_millis(1), "a sent packet's per-packet work");
+        assert_eq!(d.offer(us(0), 500), Some(us(1000)));
+        d.charge_received(us(0));
+        assert_eq!(d.offer(us(0), 500), Some(us(3000)), "behind the received packet's work");
+        // One received packet per data packet halves a CPU-bound sender: n sends take 2n ms.
+        let mut t = us(3000);
+        for _ in 0..1000 {
+            d.charge_received(t);
+            t = d.offer(t, 500).unwrap();
+        }
+        assert_eq!(t, us(3000 + 2 * 1_000_000));
+        // A byte-bound sender (1500 B: 1.5 ms of bytes, 1 ms of work) absorbs a received packet
+        // per two sent: the work (2 + 1 ms per 3 ms) stays within the bytes' 3 ms.
+        let mut b = DeviceLimit::new(DeviceLimitConfig { buffer_packets: 10_000, ..DeviceLimitConfig::new(Some(1000.0), Some(8_000_000)) }).unwrap();
+        let mut t = Instant::ZERO;
+        for k in 0..1000 {
+            if k % 2 == 0 {
+                b.charge_received(Instant::ZERO);
+            }
+            t = b.offer(Instant::ZERO, 1500).unwrap();
+        }
+        assert_eq!(t, us(1500 * 1000));
+        // No cost: nothing changes.
+        b.set_receive_cost(Duration::ZERO);
+        b.charge_received(t);
+        assert_eq!(b.offer(t, 1500), Some(t + Duration::from_micros(1500)));
     }
 
     #[test]
