@@ -70,6 +70,8 @@ use crate::congestion::{
     AckEvent, CongestionController, CongestionEvent, CongestionKind, ControllerFactory,
     ControllerInit, LossView, RecoveryExit, RecoveryKind,
 };
+use crate::pacing::Pacer;
+use crate::rate_sample::{CaState, RateSample, RateSampler, TxSnapshot};
 use crate::recv::Receiver;
 use crate::rtt::RttEstimator;
 use crate::scoreboard::SackScoreboard;
@@ -194,6 +196,8 @@ struct SentSeg {
     sent: Instant,
     /// Latest transmission (RACK's xmit_ts).
     last_sent: Instant,
+    /// The connection's delivery state at the latest transmission (rate sampling).
+    tx: TxSnapshot,
 }
 
 impl SentSeg {
@@ -314,6 +318,15 @@ pub struct TcpEndpoint {
     /// the scoreboard (most blocks of an ACK are repeats, RFC 2018 §4).
     last_sack: SackBlocks,
 
+    /// Delivery-rate sampling (`rate_sample`), kept for every controller.
+    rate: RateSampler,
+    /// Sequence number below which every un-SACKed byte has been counted as lost.
+    lost_upto: u64,
+    /// The pacer (`pacing`); untouched while the controller gives no pacing rate.
+    pacer: Pacer,
+    /// The pacer holds back a segment until then.
+    pace_at: Option<Instant>,
+
     // --- receiving
     rcv: Receiver,
     delack_at: Option<Instant>,
@@ -400,6 +413,10 @@ impl TcpEndpoint {
             persist_backoff: 0,
             loss_memo: std::cell::Cell::new(((u64::MAX, 0, 0), (0, 0))),
             last_sack: SackBlocks::new(),
+            rate: RateSampler::default(),
+            lost_upto: 0,
+            pacer: Pacer::default(),
+            pace_at: None,
             rcv: Receiver::new(cfg.rwnd),
             delack_at: None,
             events: VecDeque::new(),
@@ -440,9 +457,9 @@ impl TcpEndpoint {
 
     // ------------------------------------------------------------------ outputs and queries
 
-    /// The earliest instant a timer is due (RTO, delayed ACK, persist), if any.
+    /// The earliest instant a timer is due (RTO, delayed ACK, persist, pacing), if any.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        [self.rto_at, self.delack_at, self.persist_at]
+        [self.rto_at, self.delack_at, self.persist_at, self.pace_at]
             .into_iter()
             .flatten()
             .min()
@@ -491,6 +508,26 @@ impl TcpEndpoint {
 
     pub fn config(&self) -> &TcpConfig {
         &self.cfg
+    }
+
+    /// The last ACK's delivery-rate sample.
+    pub fn rate_sample(&self) -> &RateSample {
+        self.rate.last()
+    }
+
+    /// Payload bytes the peer reported received (cumulatively or by SACK) so far.
+    pub fn delivered_bytes(&self) -> u64 {
+        self.rate.delivered
+    }
+
+    /// Payload bytes marked lost so far.
+    pub fn lost_bytes(&self) -> u64 {
+        self.rate.lost
+    }
+
+    /// The controller's pacing rate, payload bytes per second (`None`: not pacing).
+    pub fn pacing_rate(&self) -> Option<u64> {
+        self.cc.pacing_rate()
     }
 
     /// The congestion controller (read-only).
@@ -644,6 +681,10 @@ impl TcpEndpoint {
 
     /// A timer may be due.
     pub fn handle_timeout(&mut self, now: Instant) {
+        if self.pace_at.is_some_and(|t| t <= now) {
+            // The held-back segment goes at the next `poll_transmit`.
+            self.pace_at = None;
+        }
         if self.delack_at.is_some_and(|t| t <= now) {
             self.delack_at = None;
             self.rcv.ack_pending = true;
@@ -677,7 +718,13 @@ impl TcpEndpoint {
                     None
                 }
             }
-            Phase::Synchronized => self.next_segment(now),
+            Phase::Synchronized => match self.next_segment(now) {
+                Some(seg) => Some(seg),
+                None => {
+                    self.check_app_limited();
+                    None
+                }
+            },
         }?;
         self.stats.segments_sent += 1;
         if seg.len > 0 {
@@ -690,6 +737,10 @@ impl TcpEndpoint {
             // The segment may have filled cwnd: no room is left for another full one (Linux:
             // packets in flight ≥ cwnd after `tcp_write_xmit`).
             self.note_cwnd_use(self.cwnd_room() < self.smss as u64);
+            if let Some(rate) = self.cc.pacing_rate() {
+                let quantum = self.cc.send_quantum().max(self.smss as u64);
+                self.pacer.on_sent(now, seg.len as u64, rate, quantum);
+            }
         } else if !seg.flags.syn && !seg.flags.fin && !seg.flags.rst {
             self.stats.pure_acks_sent += 1;
         }
@@ -716,7 +767,9 @@ impl TcpEndpoint {
                 return Some(seg);
             }
         }
-        if let Some(seg) = self.window_limited(now) {
+        if self.paced_out(now) {
+            // Held back by the pacer: `pace_at` wakes the driver.
+        } else if let Some(seg) = self.window_limited(now) {
             return Some(seg);
         }
         if self.rcv.ack_pending {
@@ -729,6 +782,48 @@ impl TcpEndpoint {
             return Some(seg);
         }
         None
+    }
+
+    /// Whether the pacer holds back what cwnd would let go now (`pacing` rule 4); if the
+    /// sender has something to send, arms `pace_at` for the release time.
+    fn paced_out(&mut self, now: Instant) -> bool {
+        let Some(_) = self.cc.pacing_rate() else {
+            return false;
+        };
+        let (smss, quantum) = (self.smss as u64, self.cc.send_quantum());
+        if self.pacer.allows(now, smss, quantum.max(smss)) {
+            self.pace_at = None;
+            return false;
+        }
+        let rwnd_room = (self.snd_una + self.snd_wnd).saturating_sub(self.snd_max);
+        let recovering = self.recovery != RecoveryState::Open || !self.lost_rexmits.is_empty();
+        let wants = self.cwnd_room() > 0
+            && ((self.has_new_data() && rwnd_room > 0) || recovering);
+        self.pace_at = wants.then(|| self.pacer.release());
+        true
+    }
+
+    /// Rate sampling rule 5: the sender has run out of data to send while cwnd had room.
+    fn check_app_limited(&mut self) {
+        let smss = self.smss as u64;
+        if self.app_end.saturating_sub(self.snd_max) >= smss
+            || self.pending_rexmit.is_some()
+            || !self.lost_rexmits.is_empty()
+            || self.pace_at.is_some()
+        {
+            return;
+        }
+        let pipe = self.pipe();
+        if pipe >= self.send_window() {
+            return;
+        }
+        let lost_unsent = self
+            .board
+            .next_unsacked(self.board.high_rxt().max(self.snd_una));
+        if lost_unsent < self.loss_boundary().0.min(self.snd_max) {
+            return; // lost data is waiting for its retransmission
+        }
+        self.rate.mark_app_limited(pipe);
     }
 
     /// Retransmissions and new data allowed by cwnd (RFC 6675 NextSeg order).
@@ -852,6 +947,7 @@ impl TcpEndpoint {
         }
         let fin = fin_unsent && self.snd_max + len == self.app_end;
         let seq = self.snd_max;
+        let tx = self.rate.on_sent(now, self.snd_una == self.snd_max);
         self.sent.push_back(SentSeg {
             seq,
             len: len as u32,
@@ -859,6 +955,7 @@ impl TcpEndpoint {
             retransmitted: false,
             sent: now,
             last_sent: now,
+            tx,
         });
         self.snd_max = seq + len + fin as u64;
         if fin && !self.rcv.fin_received {
@@ -883,6 +980,7 @@ impl TcpEndpoint {
     /// retransmission do not.
     fn retransmit(&mut self, now: Instant, seq: u64, counted: bool) -> Segment {
         let idx = self.sent.partition_point(|r| r.end() <= seq);
+        let tx = self.rate.on_sent(now, false);
         let Some(rec) = self.sent.get_mut(idx) else {
             // Cannot happen for seq in [SND.UNA, SND.MAX); send an ACK rather than panic.
             let mut seg = Segment {
@@ -895,6 +993,7 @@ impl TcpEndpoint {
         };
         rec.retransmitted = true;
         rec.last_sent = now;
+        rec.tx = tx;
         let (rec_seq, rec_end, rec_fin) = (rec.seq, rec.payload_end(), rec.fin);
         let mut start = seq.clamp(rec_seq, rec_end);
         let (mut end, mut fin) = (rec_end, rec_fin);
@@ -1028,6 +1127,7 @@ impl TcpEndpoint {
 
     fn reset(&mut self) {
         self.phase = Phase::Closed;
+        self.pace_at = None;
         self.rto_at = None;
         self.delack_at = None;
         self.persist_at = None;
@@ -1073,6 +1173,8 @@ impl TcpEndpoint {
         }
         let board_before = self.board.version();
         let (una_before, sacked_before) = (self.snd_una, self.board.sacked_bytes());
+        let (outstanding, prior_in_flight) = (self.snd_una < self.snd_max, self.pipe());
+        let lost_before = self.rate.lost;
         let mut newly_sacked = 0;
         if self.sack_ok {
             let lo = ack.max(self.snd_una);
@@ -1082,7 +1184,28 @@ impl TcpEndpoint {
                 }
                 let (s, e) = (s.max(lo), e.min(self.snd_max));
                 if s < e {
+                    // The parts of the block not SACKed before (for rate sampling).
+                    let mut pieces = [(0u64, 0u64); 4];
+                    let mut n = 0;
+                    let mut x = s;
+                    while x < e {
+                        let u = self.board.next_unsacked(x);
+                        if u >= e {
+                            break;
+                        }
+                        let v = self.board.next_sacked_after(u).map_or(e, |b| b.min(e));
+                        if n == pieces.len() {
+                            pieces[n - 1].1 = e;
+                            break;
+                        }
+                        pieces[n] = (u, v);
+                        n += 1;
+                        x = v;
+                    }
                     let added = self.board.on_sack(s, e);
+                    for &(u, v) in &pieces[..n] {
+                        self.rate_on_sacked(u, v);
+                    }
                     newly_sacked += added;
                     if added > 0 {
                         // A block grows at its top, where the segment sent last usually is. A
@@ -1125,7 +1248,75 @@ impl TcpEndpoint {
         let delivered =
             (self.snd_una - una_before + self.board.sacked_bytes()).saturating_sub(sacked_before);
         self.prr_on_ack(delivered);
+        if outstanding && ack >= una_before {
+            self.account_losses();
+            let ca_state = match self.recovery {
+                RecoveryState::Open => CaState::Open,
+                RecoveryState::Fast { .. } => CaState::Recovery,
+                RecoveryState::Loss => CaState::Loss,
+            };
+            let (min_rtt, srtt, in_flight) = (self.rtt.min_rtt(), self.rtt.srtt(), self.pipe());
+            let rs = self.rate.generate(
+                now,
+                delivered,
+                lost_before,
+                min_rtt,
+                srtt,
+                prior_in_flight,
+                in_flight,
+                ca_state,
+                self.smss as u64,
+            );
+            self.cc.on_rate_sample(now, rs);
+            if self.cc.marks_app_limited() {
+                self.rate.mark_app_limited(in_flight);
+            }
+        }
         true
+    }
+
+    /// Rate sampling: the segments wholly SACKed now within the newly SACKed `[u, v)`.
+    fn rate_on_sacked(&mut self, u: u64, v: u64) {
+        let mut i = self.sent.partition_point(|r| r.payload_end() <= u);
+        while let Some(r) = self.sent.get(i) {
+            if r.seq >= v {
+                break;
+            }
+            if r.tx.delivered_time.is_some()
+                && r.len > 0
+                && self.board.next_unsacked(r.seq) >= r.payload_end()
+            {
+                let r = self.sent[i];
+                self.rate
+                    .on_delivered(&r.tx, r.last_sent, r.end(), r.retransmitted);
+                self.sent[i].tx.delivered_time = None;
+            }
+            i += 1;
+        }
+    }
+
+    /// Rate sampling without SACK: the first outstanding segment, about to be retransmitted,
+    /// counts as lost.
+    fn count_head_lost(&mut self) {
+        if let Some(r) = self.sent.front() {
+            self.rate.lost += r.payload_end().saturating_sub(self.snd_una);
+        }
+    }
+
+    /// Counts as lost (C.lost) the un-SACKed bytes below the loss boundary not counted before.
+    fn account_losses(&mut self) {
+        let l = self.loss_boundary().0.min(self.snd_max);
+        let mut x = self.lost_upto.max(self.snd_una);
+        while x < l {
+            let u = self.board.next_unsacked(x);
+            if u >= l {
+                break;
+            }
+            let v = self.board.next_sacked_after(u).map_or(l, |b| b.min(l));
+            self.rate.lost += v - u;
+            x = v;
+        }
+        self.lost_upto = self.lost_upto.max(l);
     }
 
     /// RFC 6937 §3, on every ACK during SACK recovery: how much may be sent now.
@@ -1206,11 +1397,17 @@ impl TcpEndpoint {
             if front.end() <= ack {
                 ambiguous |= front.retransmitted;
                 oldest.get_or_insert(front.sent);
+                let r = *front;
+                self.rate
+                    .on_delivered(&r.tx, r.last_sent, r.end(), r.retransmitted);
                 self.sent.pop_front();
             } else {
                 if front.seq < ack {
                     ambiguous |= front.retransmitted;
                     oldest.get_or_insert(front.sent);
+                    let r = *front;
+                    self.rate
+                        .on_delivered(&r.tx, r.last_sent, ack, r.retransmitted);
                     front.len -= (ack - front.seq).min(front.len as u64) as u32;
                     front.seq = ack;
                 }
@@ -1284,6 +1481,7 @@ impl TcpEndpoint {
                         self.inflation += smss;
                     }
                     self.pending_rexmit = Some(ack);
+                    self.count_head_lost();
                     // "Impatient" variant: only the first partial ACK restarts the timer.
                     restart_rto = !partial_seen;
                     self.recovery = RecoveryState::Fast {
@@ -1411,7 +1609,7 @@ impl TcpEndpoint {
         self.events.push_back(TcpEvent::Congestion {
             kind: CongestionKind::FastRetransmit,
         });
-        if kind == RecoveryKind::Sack && self.cfg.prr {
+        if kind == RecoveryKind::Sack && self.cfg.prr && !self.cc.owns_recovery_window() {
             self.prr = Some(Prr {
                 delivered: 0,
                 out: 0,
@@ -1427,6 +1625,8 @@ impl TcpEndpoint {
         } else {
             // RFC 6582 step 2: cwnd = ssthresh + DupThresh·SMSS.
             self.inflation = self.cfg.dupthresh as i64 * self.smss as i64;
+            // Without SACK only the retransmitted segment is known lost (Linux marks the head).
+            self.count_head_lost();
         }
         self.pending_rexmit = Some(self.snd_una);
         // The timer restarts when the fast retransmission leaves (4.4BSD `tcp_input`, FreeBSD,
@@ -1468,7 +1668,8 @@ impl TcpEndpoint {
                 continue; // delivered
             }
             let i = self.sent.partition_point(|r| r.end() <= seq);
-            if self.sent.get(i).is_some_and(|r| r.last_sent == sent) {
+            if let Some(r) = self.sent.get(i).filter(|r| r.last_sent == sent) {
+                self.rate.lost += r.payload_end().saturating_sub(seq);
                 self.stats.lost_retransmissions += 1;
                 self.lost_rexmits.push_back(seq);
             }
@@ -1539,6 +1740,7 @@ impl TcpEndpoint {
                 // The go-back resends everything deemed lost.
                 self.rexmits.clear();
                 self.lost_rexmits.clear();
+                self.account_losses();
                 // RFC 6298 (5.4): retransmit the earliest unacknowledged segment; the timer
                 // restarts when it leaves (5.6).
                 self.pending_rexmit = Some(self.snd_una);

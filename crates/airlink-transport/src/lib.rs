@@ -22,6 +22,9 @@
 //! - [`congestion`]: the [`CongestionController`] trait, Reno (RFC 5681), CUBIC (RFC 9438),
 //!   Veno (Fu & Liew 2003) and TCP-AFC (Kothari et al.);
 //! - [`rtt`]: the RFC 6298 estimator;
+//! - [`rate_sample`]: delivery-rate sampling (draft-cheng-iccrg-delivery-rate-estimation),
+//!   kept by the endpoint for every controller ([`RateSample`]);
+//! - [`pacing`]: the endpoint's pacer, driven by the controller's pacing rate and quantum;
 //! - [`endpoint`]: the state machine (rules and deviations at the top of the module);
 //! - [`udp`]: UDP media sources (CBR/VBR) and iperf 2 receiver accounting;
 //! - [`dccp`]: DCCP with CCID 2 and CCID 3 ([`DccpEndpoint`], same driver contract);
@@ -33,7 +36,9 @@ pub mod congestion;
 pub mod dccp;
 pub mod device;
 pub mod endpoint;
+pub mod pacing;
 mod rangeset;
+pub mod rate_sample;
 mod recv;
 pub mod rtt;
 pub mod scoreboard;
@@ -44,7 +49,7 @@ pub use config::{initial_window_segments, ConfigError, Recovery, TcpConfig};
 pub use congestion::{
     AckEvent, Afc, AfcConfig, CongestionConfig, CongestionConfigError, CongestionController,
     CongestionEvent, CongestionKind, ControllerFactory, ControllerInit, ControllerProbe, Cubic,
-    CubicConfig, LossView, RecoveryExit, RecoveryKind, Reno, UnknownCongestion, Veno, VenoConfig,
+    CubicConfig, LossView, RateSample, CaState, RecoveryExit, RecoveryKind, Reno, UnknownCongestion, Veno, VenoConfig,
 };
 pub use dccp::{
     Ccid, DccpApp, DccpConfig, DccpConfigError, DccpEndpoint, DccpEvent, DccpPacket, DccpState,

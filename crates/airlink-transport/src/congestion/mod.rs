@@ -29,6 +29,7 @@ pub use cubic::{Cubic, CubicConfig};
 pub use reno::Reno;
 pub use veno::{veno_backlog, veno_ssthresh, Veno, VenoConfig};
 
+pub use crate::rate_sample::{CaState, RateSample};
 use crate::scoreboard::SackScoreboard;
 use airlink_engine::{Duration, Instant};
 use std::fmt;
@@ -168,6 +169,31 @@ pub trait CongestionController: Send + fmt::Debug {
     fn probe(&self) -> ControllerProbe {
         ControllerProbe::default()
     }
+    /// Every ACK that found data outstanding, after the ACK's other callbacks: the
+    /// connection's delivery-rate sample (see [`crate::rate_sample`]). Controllers that own
+    /// their window entirely (BBR, Linux `cong_control`) work here.
+    fn on_rate_sample(&mut self, _now: Instant, _rs: &RateSample) {}
+    /// Pacing rate, payload bytes per second; `None` (the default): no pacing (see
+    /// [`crate::pacing`]).
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+    /// Largest burst the pacer lets leave at one instant, bytes (0, the default: one SMSS).
+    fn send_quantum(&self) -> u64 {
+        0
+    }
+    /// Asked after [`on_rate_sample`](Self::on_rate_sample): true marks the connection
+    /// application-limited from now (BBR's PROBE_RTT does, so its small window does not
+    /// count as a bandwidth sample).
+    fn marks_app_limited(&self) -> bool {
+        false
+    }
+    /// The controller sets cwnd itself during fast recovery (BBR's packet conservation):
+    /// the endpoint then does not apply RFC 6937 PRR (Linux skips `tcp_cwnd_reduction` for a
+    /// `cong_control` module).
+    fn owns_recovery_window(&self) -> bool {
+        false
+    }
 }
 
 /// Extra controller state for time series (see [`CongestionController::probe`]). Every field
@@ -184,6 +210,18 @@ pub struct ControllerProbe {
     /// Veno's backlog estimate N = cwnd·(RTT − BaseRTT)/RTT, segments (`None` until a round
     /// with enough RTT samples has been measured).
     pub backlog_segments: Option<f64>,
+    /// BBR's state machine mode ("startup", "drain", "probe_bw", "probe_rtt").
+    pub mode: Option<&'static str>,
+    /// The controller's bottleneck-bandwidth estimate, payload bytes per second.
+    pub bandwidth: Option<f64>,
+    /// The controller's minimum-RTT estimate, seconds.
+    pub min_rtt: Option<f64>,
+    /// Current pacing gain.
+    pub pacing_gain: Option<f64>,
+    /// Round trips counted by the controller.
+    pub rounds: Option<u64>,
+    /// BBR: the long-term (policed) bandwidth in use, payload bytes per second.
+    pub lt_bandwidth: Option<f64>,
 }
 
 /// What a controller is built from, once the handshake fixed the SMSS.

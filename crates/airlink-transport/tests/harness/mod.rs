@@ -10,7 +10,8 @@
 use airlink_engine::{Duration, Instant, RngStream};
 use airlink_transport::{
     AckEvent, CongestionConfig, CongestionController, CongestionEvent, CongestionKind,
-    ControllerFactory, ControllerInit, ControllerProbe, LossView, RecoveryExit, Role, Segment,
+    ControllerFactory, ControllerInit, ControllerProbe, LossView, RateSample, RecoveryExit, Role,
+    Segment,
     TcpConfig, TcpEndpoint, TcpEvent,
 };
 use std::cmp::Ordering;
@@ -419,6 +420,8 @@ pub struct Logged {
     inner: Box<dyn CongestionController>,
     log: Arc<Mutex<Vec<WindowChange>>>,
     acks: Arc<Mutex<Vec<AckSeen>>>,
+    samples: Arc<Mutex<Vec<(Instant, RateSample)>>>,
+    probes: Arc<Mutex<Vec<(Instant, ControllerProbe)>>>,
 }
 
 impl Logged {
@@ -484,6 +487,23 @@ impl CongestionController for Logged {
     fn probe(&self) -> ControllerProbe {
         self.inner.probe()
     }
+    fn on_rate_sample(&mut self, now: Instant, rs: &RateSample) {
+        self.samples.lock().unwrap().push((now, *rs));
+        self.inner.on_rate_sample(now, rs);
+        self.probes.lock().unwrap().push((now, self.inner.probe()));
+    }
+    fn pacing_rate(&self) -> Option<u64> {
+        self.inner.pacing_rate()
+    }
+    fn send_quantum(&self) -> u64 {
+        self.inner.send_quantum()
+    }
+    fn marks_app_limited(&self) -> bool {
+        self.inner.marks_app_limited()
+    }
+    fn owns_recovery_window(&self) -> bool {
+        self.inner.owns_recovery_window()
+    }
 }
 
 /// Builds [`Logged`] controllers sharing one log.
@@ -492,14 +512,26 @@ pub struct LoggedFactory {
     pub cfg: CongestionConfig,
     pub log: Arc<Mutex<Vec<WindowChange>>>,
     pub acks: Arc<Mutex<Vec<AckSeen>>>,
+    /// Every rate sample the controller was given.
+    pub samples: Arc<Mutex<Vec<(Instant, RateSample)>>>,
+    /// The controller's probe after each rate sample.
+    pub probes: Arc<Mutex<Vec<(Instant, ControllerProbe)>>>,
+    /// Builds this instead of `cfg` when set.
+    pub custom: Option<Arc<dyn ControllerFactory>>,
 }
 
 impl ControllerFactory for LoggedFactory {
     fn build(&self, now: Instant, init: &ControllerInit) -> Box<dyn CongestionController> {
+        let inner = match &self.custom {
+            Some(f) => f.build(now, init),
+            None => self.cfg.build(now, init),
+        };
         Box::new(Logged {
-            inner: self.cfg.build(now, init),
+            inner,
             log: self.log.clone(),
             acks: self.acks.clone(),
+            samples: self.samples.clone(),
+            probes: self.probes.clone(),
         })
     }
 }
@@ -510,6 +542,21 @@ impl Pair {
     pub fn log_server(&mut self, cfg: TcpConfig) -> Arc<LoggedFactory> {
         let factory = Arc::new(LoggedFactory {
             cfg: cfg.congestion.clone(),
+            ..LoggedFactory::default()
+        });
+        self.server = TcpEndpoint::with_controller(cfg, Role::Server, factory.clone());
+        factory
+    }
+
+    /// Like [`log_server`](Self::log_server) with the controllers `custom` builds.
+    pub fn log_server_with(
+        &mut self,
+        cfg: TcpConfig,
+        custom: Arc<dyn ControllerFactory>,
+    ) -> Arc<LoggedFactory> {
+        let factory = Arc::new(LoggedFactory {
+            cfg: cfg.congestion.clone(),
+            custom: Some(custom),
             ..LoggedFactory::default()
         });
         self.server = TcpEndpoint::with_controller(cfg, Role::Server, factory.clone());
