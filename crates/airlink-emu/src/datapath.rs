@@ -35,11 +35,8 @@ use crate::writer::{Record, Side};
 use airlink_engine::{Duration, Instant};
 use airlink_link::{LinkChange, LinkEvent};
 use airlink_net::build::BuiltLink;
-use airlink_net::{order, FlowPath, LinkId, NetChange, Outages, TimedChange};
 use airlink_link::Packet;
-
-/// The `flow` of an event that concerns no flow (a link's change) in `events.parquet`.
-const NO_FLOW: u32 = u32::MAX;
+use airlink_net::{order, EventKind, FlowPath, LinkId, NetChange, Outages, TimedChange, NO_FLOW};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -444,7 +441,7 @@ impl Datapath {
         let Some(pkt) = pkt else { return };
         let len = pkt.data.len() as u32;
         self.left(pkt.up, len);
-        self.send(Record::NetEvent { time_ns: at.as_nanos(), kind: "outage", link: self.links[i].name, flow: pkt.flow(), bytes: len, live: false });
+        self.send(Record::NetEvent { time_ns: at.as_nanos(), kind: EventKind::Outage, link: self.links[i].name, flow: pkt.flow(), bytes: len, live: false });
     }
 
     /// Applies the scenario's timed change `k`, due at `t`. One that finds its link in the
@@ -474,12 +471,12 @@ impl Datapath {
             self.links[l].link.change(t, change)?;
             crate::control::merge(&mut self.params[l], change);
         }
-        let link = match &change {
-            NetChange::Set { link, .. } | NetChange::Down { link, .. } | NetChange::Up { link } => Some(*link as usize),
-            NetChange::Path { .. } => None,
+        let (link, flow) = match &change {
+            NetChange::Set { link, .. } | NetChange::Down { link, .. } | NetChange::Up { link } => (Some(*link as usize), NO_FLOW),
+            NetChange::Path { flow, .. } => (None, *flow),
         };
         let name = link.map_or("", |l| self.links[l].name);
-        self.send(Record::NetEvent { time_ns: t.as_nanos(), kind: change.kind(), link: name, flow: NO_FLOW, bytes: 0, live });
+        self.send(Record::NetEvent { time_ns: t.as_nanos(), kind: change.kind(), link: name, flow, bytes: 0, live });
         match change {
             NetChange::Set { link, .. } => self.drain_link(link as usize),
             NetChange::Down { link, keep } => self.outages.take_down(link, keep),

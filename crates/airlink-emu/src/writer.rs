@@ -3,6 +3,7 @@
 
 use airlink_link::{LinkEvent, LinkSample};
 use airlink_net::metrics::{Column, Table};
+use airlink_net::EventKind;
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{DataLink, Endianness, TsResolution};
 use std::fs::File;
@@ -47,7 +48,7 @@ pub enum Record {
     /// made through the control socket.
     NetEvent {
         time_ns: u64,
-        kind: &'static str,
+        kind: EventKind,
         link: &'static str,
         flow: u32,
         bytes: u32,
@@ -131,9 +132,9 @@ impl Series {
     }
 
     #[allow(clippy::too_many_arguments)] // one per column
-    fn event(&mut self, time_ns: u64, kind: &'static str, link: &'static str, flow: u32, bytes: u32, bits: u32, live: bool) {
+    fn event(&mut self, time_ns: u64, kind: EventKind, link: &'static str, flow: u32, bytes: u32, bits: u32, live: bool) {
         self.e_time.push(time_ns);
-        self.e_kind.push(kind);
+        self.e_kind.push(kind.as_str());
         self.e_link.push(link);
         self.e_flow.push(flow as u64);
         self.e_bytes.push(bytes as u64);
@@ -263,11 +264,11 @@ pub fn run(
             }
             Record::Event { event, link } => match event {
                 LinkEvent::Drop { at, flow, bytes, reason } => {
-                    local.event(at.as_nanos(), reason.as_str(), link, flow, bytes, 0, false);
+                    local.event(at.as_nanos(), EventKind::Drop(reason), link, flow, bytes, 0, false);
                     flush_rows += 1;
                 }
                 LinkEvent::ArqGaveUp { at, flow, bit_errors } => {
-                    local.event(at.as_nanos(), "arq_gave_up", link, flow, 0, bit_errors, false);
+                    local.event(at.as_nanos(), EventKind::ArqGaveUp, link, flow, 0, bit_errors, false);
                     flush_rows += 1;
                 }
                 // The scenario's event log is the simulator's (`slots`, `segments`).
@@ -282,7 +283,7 @@ pub fn run(
                     Side::Client => "client",
                     Side::Server => "server",
                 };
-                let kind = if matches!(r, Record::Malformed { .. }) { "malformed" } else { "in_flight_limit" };
+                let kind = if matches!(r, Record::Malformed { .. }) { EventKind::Malformed } else { EventKind::InFlightLimit };
                 local.event(mono_ns.saturating_sub(origin_mono), kind, link, 0, len, 0, false);
                 flush_rows += 1;
             }
@@ -319,7 +320,7 @@ mod tests {
         };
         let sent = MAX_SERIES_ROWS + 10_000;
         for i in 0..sent {
-            let r = Record::NetEvent { time_ns: i as u64, kind: "outage", link: "downlink", flow: 0, bytes: 100, live: false };
+            let r = Record::NetEvent { time_ns: i as u64, kind: EventKind::Outage, link: "downlink", flow: 0, bytes: 100, live: false };
             tx.send(r).unwrap();
         }
         drop(tx);

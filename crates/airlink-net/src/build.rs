@@ -149,9 +149,37 @@ pub fn wlan_params(w: &sc::WlanConfig) -> WlanParams {
     }
 }
 
+/// Every path each flow takes over the run: its start paths, then each timed path change's
+/// (hand-offs' and `[[change]]`s'); `None`: that direction keeps the path it had.
+fn paths_over_run<'a>(paths: &'a [FlowPath], changes: &'a [TimedChange]) -> impl Iterator<Item = (u32, Option<&'a [LinkId]>, Option<&'a [LinkId]>)> + 'a {
+    let start = paths.iter().enumerate().map(|(f, p)| (f as u32, Some(&p.down[..]), Some(&p.up[..])));
+    let moved = changes.iter().filter_map(|c| match &c.change {
+        NetChange::Path { flow, down, up } => Some((*flow, down.as_deref(), up.as_deref())),
+        _ => None,
+    });
+    start.chain(moved)
+}
+
+/// Per link, the flows whose packets cross it server to client at some time of the run (a
+/// cell's users), in flow order: a flow a change moves onto a link later is one of its users
+/// from the start.
+pub fn flows_over_run(links: usize, paths: &[FlowPath], changes: &[TimedChange]) -> Vec<Vec<u32>> {
+    let mut flows = vec![Vec::new(); links];
+    for (f, down, _) in paths_over_run(paths, changes) {
+        for &l in down.unwrap_or_default() {
+            flows[l as usize].push(f);
+        }
+    }
+    for f in &mut flows {
+        f.sort_unstable();
+        f.dedup();
+    }
+    flows
+}
+
 /// WLAN `l` of the topology: its stations are those it starts with and those hand-offs bring;
-/// each flow whose path crosses it (at the start or after a hand-off) has its route there.
-fn wlan<P: Packet + Send + 'static>(s: &sc::Scenario, t: &sc::topology::Topology, l: usize, name: &'static str) -> Result<BuiltLink<P>, BuildError> {
+/// each flow whose path crosses it (at the start or after a change) has its route there.
+fn wlan<P: Packet + Send + 'static>(s: &sc::Scenario, t: &sc::topology::Topology, paths: &[FlowPath], changes: &[TimedChange], l: usize, name: &'static str) -> Result<BuiltLink<P>, BuildError> {
     let link = &t.links[l];
     let key = link.key.join(".");
     let sc::LinkModel::Wlan(w) = &link.model else { unreachable!("a WLAN") };
@@ -165,16 +193,17 @@ fn wlan<P: Packet + Send + 'static>(s: &sc::Scenario, t: &sc::topology::Topology
         Some(i) => Attachment::Station(i as u32),
         None => Attachment::Wired,
     };
-    let versions = t.paths.iter().enumerate().map(|(f, (d, u))| (f, d, u)).chain(t.handoffs.iter().flat_map(|h| h.paths.iter().map(|(f, d, u)| (*f, d, u))));
     let mut routes: HashMap<u32, WlanRoute> = HashMap::new();
-    for (f, down, up) in versions {
-        let flow = &s.flow[f];
+    for (f, down, up) in paths_over_run(paths, changes) {
+        let flow = &s.flow[f as usize];
         let (server, client) = (flow.server.as_deref().unwrap_or("server"), flow.client.as_deref().unwrap_or("client"));
-        let hops = sc::topology::path_hosts(&all, down, server, client).into_iter().zip(down.iter()).map(|((a, b), &k)| (k, a, b));
-        let back = sc::topology::path_hosts(&all, up, client, server).into_iter().zip(up.iter()).map(|((a, b), &k)| (k, b, a));
+        let indices = |p: Option<&[LinkId]>| p.unwrap_or_default().iter().map(|&l| l as usize).collect::<Vec<_>>();
+        let (down, up) = (indices(down), indices(up));
+        let hops = sc::topology::path_hosts(&all, &down, server, client).into_iter().zip(down.iter()).map(|((a, b), &k)| (k, a, b));
+        let back = sc::topology::path_hosts(&all, &up, client, server).into_iter().zip(up.iter()).map(|((a, b), &k)| (k, b, a));
         for (_, server_side, client_side) in hops.chain(back).filter(|h| h.0 == l) {
             let route = WlanRoute { server: attach(&server_side), client: attach(&client_side) };
-            if *routes.entry(f as u32).or_insert(route) != route {
+            if *routes.entry(f).or_insert(route) != route {
                 return Err(BuildError(format!("{key}: flow {f} crosses the WLAN between different hosts on its two paths: expected one route")));
             }
         }
@@ -934,22 +963,23 @@ impl<P: Packet + Send + 'static> Network<P> {
         if t.links.len() > LinkId::MAX as usize + 1 {
             return Err(BuildError(format!("{} links: at most 65536", t.links.len())));
         }
+        let ids = |path: &[usize]| path.iter().map(|&l| l as LinkId).collect::<Vec<_>>();
+        let paths: Vec<FlowPath> = t.paths.iter().map(|(down, up)| FlowPath { down: ids(down), up: ids(up) }).collect();
+        let changes = changes(s, &t)?;
+        let users = flows_over_run(t.links.len(), &paths, &changes);
         let links = t
             .links
             .iter()
             .enumerate()
             .map(|(id, l)| {
                 if let sc::LinkModel::Wlan(_) = l.model {
-                    return wlan(s, &t, id, intern(l.name.clone()));
+                    return wlan(s, &t, &paths, &changes, id, intern(l.name.clone()));
                 }
-                let flows: Vec<u32> = t.paths.iter().enumerate().filter(|(_, (down, _))| down.contains(&id)).map(|(f, _)| f as u32).collect();
-                build_link(intern(l.name.clone()), &l.model, s.seed, &l.key.join("."), &flows, s.event_log)
+                build_link(intern(l.name.clone()), &l.model, s.seed, &l.key.join("."), &users[id], s.event_log)
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let ids = |path: &[usize]| path.iter().map(|&l| l as LinkId).collect::<Vec<_>>();
-        let paths: Vec<FlowPath> = t.paths.iter().map(|(down, up)| FlowPath { down: ids(down), up: ids(up) }).collect();
         // The shorthand's shared links; in the general form, the first flow's path.
         let shared = if s.is_general() { paths[0].clone() } else { FlowPath { down: vec![0, 1], up: vec![2, 3] } };
-        Ok(Network { links, paths, shared, changes: changes(s, &t)? })
+        Ok(Network { links, paths, shared, changes })
     }
 }

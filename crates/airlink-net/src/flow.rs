@@ -48,7 +48,7 @@ pub struct Flow {
     /// writing then; UDP and DCCP sources stop by themselves, and the instant is only logged.
     stop: Option<Instant>,
     /// Starts and stops not yet written to the event log.
-    unlogged: Vec<(Instant, &'static str)>,
+    unlogged: Vec<(Instant, crate::EventKind)>,
     /// The data sender's own limit, if any, and the packets its host holds: the instant each
     /// leaves, oldest first.
     sender_limit: Option<(DeviceLimit, VecDeque<(Instant, Pdu)>)>,
@@ -94,7 +94,7 @@ impl Flow {
 
     /// The client opens the connection (UDP has none: its source runs on its own schedule).
     pub fn start_at(&mut self, now: Instant) {
-        self.unlogged.push((now, "flow_start"));
+        self.unlogged.push((now, crate::EventKind::FlowStart));
         self.ends.start(now);
     }
 
@@ -138,7 +138,7 @@ impl Flow {
     pub fn handle_timeout(&mut self, side: Side, now: Instant) {
         if side == Side::Server && self.stop.is_some_and(|t| t <= now) {
             self.stop = None;
-            self.unlogged.push((now, "flow_stop"));
+            self.unlogged.push((now, crate::EventKind::FlowStop));
             if let Ends::Tcp { server, .. } = &mut self.ends {
                 server.stop(now);
             }

@@ -17,6 +17,7 @@
 //! 4. `seq`: FIFO among what is still tied.
 
 pub mod build;
+pub mod event;
 pub mod flow;
 pub mod metrics;
 pub mod outage;
@@ -25,6 +26,7 @@ pub mod summary;
 use airlink_engine::Instant;
 use airlink_link::LinkChange;
 pub use build::{BuildError, BuiltLink};
+pub use event::{EventKind, NO_FLOW};
 pub use flow::{Flow, Pdu, Side};
 pub use outage::Outages;
 pub use summary::{FlowSummary, IperfSummary, LinkSummary, Summary};
@@ -86,13 +88,13 @@ pub enum NetChange {
 }
 
 impl NetChange {
-    /// The kind, as `events.parquet` names it.
-    pub fn kind(&self) -> &'static str {
+    /// The kind of its row in `events.parquet`.
+    pub fn kind(&self) -> EventKind {
         match self {
-            NetChange::Set { .. } => "link_change",
-            NetChange::Down { .. } => "link_down",
-            NetChange::Up { .. } => "link_up",
-            NetChange::Path { .. } => "path_change",
+            NetChange::Set { .. } => EventKind::LinkChange,
+            NetChange::Down { .. } => EventKind::LinkDown,
+            NetChange::Up { .. } => EventKind::LinkUp,
+            NetChange::Path { .. } => EventKind::PathChange,
         }
     }
 }

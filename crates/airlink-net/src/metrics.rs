@@ -1,6 +1,7 @@
 //! Counters and sampled time series, buffered column by column until the caller drains them
 //! (so memory is bounded by the drain interval, not the run length). Column names carry units.
 
+use crate::EventKind;
 use airlink_engine::Instant;
 use airlink_transport::udp::IntervalReport;
 
@@ -196,9 +197,9 @@ pub struct EventSeries {
 }
 
 impl EventSeries {
-    pub fn push(&mut self, at: Instant, kind: &'static str, link: &'static str, flow: u32, bytes: u32, bit_errors: u32) {
+    pub fn push(&mut self, at: Instant, kind: EventKind, link: &'static str, flow: u32, bytes: u32, bit_errors: u32) {
         self.time_ns.push(at.as_nanos());
-        self.kind.push(kind);
+        self.kind.push(kind.as_str());
         self.link.push(link);
         self.flow.push(flow as u64);
         self.bytes.push(bytes as u64);

@@ -12,8 +12,9 @@ pub mod dumbbell;
 use airlink_engine::{Duration, EventQueue, Instant};
 use airlink_link::{Link, LinkEvent, Packet};
 use airlink_net::metrics::Recorder;
+use airlink_net::NO_FLOW;
 use airlink_net::order::{self, ARRIVE, CHANGE, SAMPLE, START, WAKE};
-pub use airlink_net::{BuildError, Dir, Flow, FlowSummary, LinkId, LinkSummary, NetChange, Network, Outages, Pdu, Side, Summary, TimedChange};
+pub use airlink_net::{BuildError, Dir, EventKind, Flow, FlowSummary, LinkId, LinkSummary, NetChange, Network, Outages, Pdu, Side, Summary, TimedChange};
 use airlink_scenario as sc;
 
 /// A simulated packet: the transport's header fields, the flow, and how many bits links
@@ -75,9 +76,6 @@ enum Event {
     Change(u32),
     Sample,
 }
-
-/// The `flow` of an event that concerns no flow (a link's change) in `events.parquet`.
-const NO_FLOW: u32 = u32::MAX;
 
 /// A named link with its pending wake-up.
 struct LinkSlot {
@@ -346,7 +344,7 @@ impl Simulation {
                     }
                     if self.recorder.enabled {
                         let link = pkt.corrupted_by.map_or("", |l| self.links[l as usize].name);
-                        self.recorder.events.push(now, "checksum_drop", link, f, pkt.wire_len(), pkt.bit_errors);
+                        self.recorder.events.push(now, EventKind::ChecksumDrop, link, f, pkt.wire_len(), pkt.bit_errors);
                     }
                 } else {
                     let side = if node == Node::Client(f) { Side::Client } else { Side::Server };
@@ -440,7 +438,7 @@ impl Simulation {
             *n += 1;
         }
         if self.recorder.enabled {
-            self.recorder.events.push(self.now, "outage", self.links[l as usize].name, pkt.flow, pkt.wire_len(), 0);
+            self.recorder.events.push(self.now, EventKind::Outage, self.links[l as usize].name, pkt.flow, pkt.wire_len(), 0);
         }
     }
 
@@ -518,10 +516,10 @@ impl Simulation {
             }
             match ev {
                 LinkEvent::Drop { at, flow, bytes, reason } => {
-                    self.recorder.events.push(at, reason.as_str(), slot.name, flow, bytes, 0)
+                    self.recorder.events.push(at, EventKind::Drop(reason), slot.name, flow, bytes, 0)
                 }
                 LinkEvent::ArqGaveUp { at, flow, bit_errors } => {
-                    self.recorder.events.push(at, "arq_gave_up", slot.name, flow, 0, bit_errors)
+                    self.recorder.events.push(at, EventKind::ArqGaveUp, slot.name, flow, 0, bit_errors)
                 }
                 LinkEvent::Served { at, slot: n, user, rate_bps, frame_error } if self.recorder.event_log => {
                     let r = &mut self.recorder.slots;
