@@ -37,6 +37,9 @@ pub struct IntervalState {
     unit: f64,
     pub avg: ThroughputAverage,
     pub users: Vec<TcpPfUser>,
+    /// Whether user i has had data yet: its interval state starts at its first data (a user
+    /// that arrives late has not been waiting since slot 0).
+    pub started: Vec<bool>,
     /// Φ̂_i, Σ̂_i and the bracket ½Σ̂_i/Φ̂_i + Q_i\[n\]/A_i\[n−1\] of the current slot.
     phi_hat: Vec<f64>,
     sigma_hat: Vec<f64>,
@@ -57,6 +60,7 @@ impl IntervalState {
             unit,
             avg: ThroughputAverage::new(users, p.omega),
             users: vec![user; users],
+            started: vec![false; users],
             phi_hat: vec![0.0; users],
             sigma_hat: vec![0.0; users],
             bracket: vec![0.0; users],
@@ -67,6 +71,10 @@ impl IntervalState {
     pub fn predict(&mut self, slot: &Slot) {
         let (w, a, b) = (self.p.omega, self.p.alpha, self.p.beta);
         for (i, u) in self.users.iter_mut().enumerate() {
+            if !self.started[i] && slot.queue_bits[i] > 0 {
+                self.started[i] = true;
+                u.last = slot.index;
+            }
             u.q = w * slot.queue_bits[i] as f64 + (1.0 - w) * u.q;
             let elapsed = slot.index.saturating_sub(u.last) as f64 * self.unit;
             self.phi_hat[i] = a * elapsed + (1.0 - a) * u.phi;
@@ -161,6 +169,7 @@ pub(crate) mod tests {
             sigma: 0.06,
             last: 990,
         };
+        s.started = vec![true; 2]; // both have had data before
         (s, [1.28e6, 640e3], [20_000, 40_000])
     }
 
@@ -283,11 +292,13 @@ pub(crate) mod tests {
 
     #[test]
     fn hand_computed_slot_from_the_initial_state() {
-        // Slot 4, nobody served yet (φ̂ = 4·T = 0.02 s for all). U0: R = 320 k, q = 8000;
-        // U1: empty queue; U2: rate 0; U3: R = 640 k, q = 1000; U4 = U3 (a tie).
-        // Q = ω·q: 8, 0, 5, 1, 1 bits. Φ̂ = 0.1·0.02 + 0.9·0.005 = 0.0065 s;
-        // Σ̂ = 0.5·0.02² + 0.5·0.005² = 2.125e-4 s²; ½Σ̂/Φ̂ = 0.016346154 s. With A = 1 bit/s:
-        // TCP-PF = TCP-MAX = R·(0.016346 + Q): U0 2 565 230.8, U3 = U4 650 461.5 → U0;
+        // Slot 4, the first with data, nobody served yet: a user's interval starts at its first
+        // data (φ = 0 now), one without data counts from slot 0 (φ = 4·T = 0.02 s).
+        // U0: R = 320 k, q = 8000; U1: empty queue; U2: rate 0; U3: R = 640 k, q = 1000; U4 = U3.
+        // Q = ω·q: 8, 0, 5, 1, 1 bits. With data: Φ̂ = 0.9·0.005 = 0.0045 s, Σ̂ = 0.5·0.005² =
+        // 1.25e-5 s², ½Σ̂/Φ̂ = 0.001388889 s; U1: Φ̂ = 0.1·0.02 + 0.9·0.005 = 0.0065 s,
+        // Σ̂ = 0.5·0.02² + 0.5·0.005² = 2.125e-4 s². With A = 1 bit/s: TCP-PF = TCP-MAX =
+        // R·(0.0013889 + Q): U0 2 560 444.4, U3 = U4 640 888.9 → U0;
         // PF = R: U3 and U4 tie at 640 000 → U3 (lowest index).
         let rates = [320e3, 640e3, 0.0, 640e3, 640e3];
         let queues = [8000, 0, 5000, 1000, 1000];
@@ -300,22 +311,38 @@ pub(crate) mod tests {
         tcp.state.predict(&slot);
         let q: Vec<f64> = tcp.state.users.iter().map(|u| u.q).collect();
         assert_eq!(q, [8.0, 0.0, 5.0, 1.0, 1.0]);
-        close(tcp.state.predicted(2).0, 0.0065, 1e-12);
-        close(tcp.state.predicted(2).1, 2.125e-4, 1e-12);
-        close(tcp.state.bracket(0), 8.016346154, 1e-9);
-        close(rates[3] * tcp.state.bracket(3), 650_461.538, 1e-9);
+        close(tcp.state.predicted(2).0, 0.0045, 1e-12);
+        close(tcp.state.predicted(2).1, 1.25e-5, 1e-12);
+        close(tcp.state.predicted(1).0, 0.0065, 1e-12);
+        close(tcp.state.predicted(1).1, 2.125e-4, 1e-12);
+        close(tcp.state.bracket(0), 8.001388889, 1e-9);
+        close(rates[3] * tcp.state.bracket(3), 640_888.889, 1e-6);
         let mut tcp = TcpPf::new(5, 0.005, TcpParams::default());
         assert_eq!(tcp.schedule(&slot, &mut Ties::LowestIndex), Some(0));
         let u0 = tcp.state.users[0];
-        assert_eq!((u0.last, tcp.state.users[3].last), (4, 0));
-        close(u0.phi, 0.0065, 1e-12);
-        close(u0.sigma, 2.125e-4, 1e-12);
+        assert_eq!((u0.last, tcp.state.users[3].last, tcp.state.users[1].last), (4, 4, 0));
+        close(u0.phi, 0.0045, 1e-12);
+        close(u0.sigma, 1.25e-5, 1e-12);
         close(tcp.state.avg.a[0], 0.999 + 320.0, 1e-12);
         close(tcp.state.avg.a[2], 0.999, 1e-12);
         let mut max = crate::TcpMax::new(5, 0.005, TcpParams::default());
         assert_eq!(max.schedule(&slot, &mut Ties::LowestIndex), Some(0));
         let mut pf = crate::Pf::new(5, 1e-3);
         assert_eq!(pf.schedule(&slot, &mut Ties::LowestIndex), Some(3));
+    }
+
+    #[test]
+    fn a_late_user_has_not_been_waiting_since_slot_0() {
+        // First data at slot 1000: its interval state is a fresh user's there, not 1000 slots.
+        let mut tcp = TcpPf::new(1, 0.005, TcpParams::default());
+        let (rate, none, some) = ([320e3], [0u64], [8000u64]);
+        for n in 0..1000 {
+            tcp.state.predict(&Slot { index: n, rate_bps: &rate, queue_bits: &none });
+        }
+        tcp.state.predict(&Slot { index: 1000, rate_bps: &rate, queue_bits: &some });
+        assert_eq!(tcp.state.users[0].last, 1000);
+        close(tcp.state.predicted(0).0, 0.9 * 0.005, 1e-12);
+        close(tcp.state.predicted(0).1, 0.5 * 0.005 * 0.005, 1e-15);
     }
 
     #[test]
@@ -326,6 +353,7 @@ pub(crate) mod tests {
         tcp.state.users[0].last = 90;
         tcp.state.users[1].last = 50;
         tcp.state.users[2].last = 99;
+        tcp.state.started = vec![true; 3];
         let slot = Slot {
             index: 100,
             rate_bps: &[1e6; 3],
