@@ -47,7 +47,7 @@ pub mod udp;
 
 pub use config::{initial_window_segments, ConfigError, Recovery, TcpConfig};
 pub use congestion::{
-    AckEvent, Afc, AfcConfig, CongestionConfig, CongestionConfigError, CongestionController,
+    AckEvent, Afc, AfcConfig, Bbr, BbrMode, CongestionConfig, CongestionConfigError, CongestionController,
     CongestionEvent, CongestionKind, ControllerFactory, ControllerInit, ControllerProbe, Cubic,
     CubicConfig, LossView, RateSample, CaState, RecoveryExit, RecoveryKind, Reno, UnknownCongestion, Veno, VenoConfig,
 };

@@ -6,7 +6,9 @@
 //! owns `cwnd` and `ssthresh` and decides how they move. All windows are in bytes.
 //!
 //! Policies: [`Reno`] (RFC 5681; Reno, NewReno or SACK recovery is the endpoint's choice),
-//! [`Cubic`] (RFC 9438), [`Veno`] (Fu & Liew 2003) and [`Afc`] (TCP-AFC, Kothari et al.).
+//! [`Cubic`] (RFC 9438), [`Veno`] (Fu & Liew 2003), [`Afc`] (TCP-AFC, Kothari et al.) and
+//! [`Bbr`] (BBR v1, Linux `tcp_bbr.c`), which works from the endpoint's delivery-rate samples
+//! ([`CongestionController::on_rate_sample`]) and paces ([`CongestionController::pacing_rate`]).
 //! What the delay- and loss-structure-based ones need from the endpoint:
 //! - **Veno** needs the minimum RTT per round: every [`AckEvent`] carries the RTT sample, the
 //!   cumulative ACK and HighData, so a controller can mark a round as "the ACK passed the
@@ -20,11 +22,13 @@
 //! congestion distance) is sampled generically through [`CongestionController::probe`].
 
 mod afc;
+mod bbr;
 mod cubic;
 mod reno;
 mod veno;
 
 pub use afc::{afc_window, Afc, AfcConfig};
+pub use bbr::{Bbr, BbrMode};
 pub use cubic::{Cubic, CubicConfig};
 pub use reno::Reno;
 pub use veno::{veno_backlog, veno_ssthresh, Veno, VenoConfig};
@@ -161,7 +165,7 @@ pub trait CongestionController: Send + fmt::Debug {
     fn window(&self) -> u64;
     /// Slow-start threshold, bytes (`u64::MAX` = unset).
     fn ssthresh(&self) -> u64;
-    /// Short name for reports ("reno", "cubic", "veno", "afc").
+    /// Short name for reports ("reno", "cubic", "veno", "afc", "bbr").
     fn name(&self) -> &'static str;
     /// The controller's own state beyond cwnd and ssthresh, for time series: a driver can
     /// sample any controller the same way. Fields a controller does not have stay `None`
@@ -261,13 +265,15 @@ pub enum CongestionConfig {
     /// appears in the same window, then reduces by the congestion distance. Needs SACK;
     /// without it, it is NewReno/Reno.
     Afc(AfcConfig),
+    /// BBR v1 as Linux `tcp_bbr.c`: model-based, paced; Linux's constants.
+    Bbr,
 }
 
 impl CongestionConfig {
     /// The valid [`name`](Self::name)s, in the order listed in errors. Reno, NewReno and
     /// SACK are one policy (`"reno"`): they differ in `TcpConfig::recovery` and `sack`.
     pub fn names() -> &'static [&'static str] {
-        &["reno", "cubic", "veno", "afc"]
+        &["reno", "cubic", "veno", "afc", "bbr"]
     }
 
     /// The policy's name (the [`CongestionController::name`] of what it builds).
@@ -277,6 +283,7 @@ impl CongestionConfig {
             CongestionConfig::Cubic(_) => "cubic",
             CongestionConfig::Veno(_) => "veno",
             CongestionConfig::Afc(_) => "afc",
+            CongestionConfig::Bbr => "bbr",
         }
     }
 
@@ -287,6 +294,7 @@ impl CongestionConfig {
             "cubic" => Ok(CongestionConfig::Cubic(CubicConfig::default())),
             "veno" => Ok(CongestionConfig::Veno(VenoConfig::default())),
             "afc" => Ok(CongestionConfig::Afc(AfcConfig::default())),
+            "bbr" => Ok(CongestionConfig::Bbr),
             _ => Err(UnknownCongestion {
                 name: name.to_owned(),
             }),
@@ -296,7 +304,7 @@ impl CongestionConfig {
     /// Checks the parameters (a domain error is local misuse, reported before any run).
     pub fn validate(&self) -> Result<(), CongestionConfigError> {
         match self {
-            CongestionConfig::Reno | CongestionConfig::Afc(_) => Ok(()),
+            CongestionConfig::Reno | CongestionConfig::Afc(_) | CongestionConfig::Bbr => Ok(()),
             CongestionConfig::Cubic(c) => c.validate(),
             CongestionConfig::Veno(v) => v.validate(),
         }
@@ -364,8 +372,9 @@ pub(crate) fn in_unit_open(x: f64) -> bool {
 }
 
 impl ControllerFactory for CongestionConfig {
-    fn build(&self, _now: Instant, init: &ControllerInit) -> Box<dyn CongestionController> {
+    fn build(&self, now: Instant, init: &ControllerInit) -> Box<dyn CongestionController> {
         match self {
+            CongestionConfig::Bbr => Box::new(Bbr::new(init, now)),
             CongestionConfig::Reno => Box::new(Reno::new(init)),
             CongestionConfig::Cubic(c) => Box::new(Cubic::new(c.clone(), init)),
             CongestionConfig::Veno(c) => Box::new(Veno::new(c.clone(), init)),
@@ -408,7 +417,7 @@ mod tests {
         let e = "vegas".parse::<CongestionConfig>().unwrap_err();
         assert_eq!(
             e.to_string(),
-            "unknown congestion control \"vegas\": expected one of reno, cubic, veno, afc"
+            "unknown congestion control \"vegas\": expected one of reno, cubic, veno, afc, bbr"
         );
     }
 
@@ -429,7 +438,8 @@ mod tests {
             in_recovery: false,
             app_limited,
         };
-        for &n in CongestionConfig::names() {
+        // BBR grows cwnd from rate samples, never in `on_ack`.
+        for &n in CongestionConfig::names().iter().filter(|&&n| n != "bbr") {
             let init = ControllerInit {
                 smss: 1000,
                 initial_window: 10_000,

@@ -40,6 +40,9 @@ pub struct LinkConfig {
     pub retx_loss: f64,
     /// Drop the first `n` data segments starting at `seq`, for each `(seq, n)`.
     pub drop_seq: Vec<(u64, u32)>,
+    /// A token-bucket policer before the queue: (rate bit/s, bucket bytes); a packet finding
+    /// fewer tokens than its IP length is dropped. The bucket starts full.
+    pub police: Option<(u64, u64)>,
 }
 
 impl LinkConfig {
@@ -55,6 +58,7 @@ impl LinkConfig {
             drop_fins: 0,
             retx_loss: 0.0,
             drop_seq: Vec::new(),
+            police: None,
         }
     }
 
@@ -107,6 +111,10 @@ pub struct Pipe {
     /// Every segment offered to this pipe, with the time (when `log_sends`).
     pub sent_log: Vec<(Instant, Segment)>,
     pub log_sends: bool,
+    /// Policer tokens (bytes) and when they were last filled.
+    tokens: Option<(f64, Instant)>,
+    /// Packets the policer dropped.
+    pub policed: u64,
 }
 
 impl Pipe {
@@ -127,7 +135,14 @@ impl Pipe {
             log_drops: false,
             sent_log: Vec::new(),
             log_sends: false,
+            tokens: None,
+            policed: 0,
         }
+    }
+
+    /// Packets waiting for or in serialisation at `now`.
+    pub fn backlog(&self, now: Instant) -> usize {
+        self.departures.iter().filter(|&&t| t > now).count()
     }
 
     pub fn push(&mut self, now: Instant, seg: Segment) {
@@ -157,6 +172,19 @@ impl Pipe {
         }
         drop |= self.rng.bernoulli(self.cfg.loss);
         drop |= is_retx && self.rng.bernoulli(self.cfg.retx_loss);
+        if let (false, Some((rate, bucket))) = (drop, self.cfg.police) {
+            let (tokens, last) = self.tokens.unwrap_or((bucket as f64, now));
+            let tokens = (tokens + now.saturating_since(last).as_secs_f64() * rate as f64 / 8.0)
+                .min(bucket as f64);
+            let len = seg.wire_len() as f64;
+            if tokens < len {
+                self.tokens = Some((tokens, now));
+                self.policed += 1;
+                drop = true;
+            } else {
+                self.tokens = Some((tokens - len, now));
+            }
+        }
         if drop {
             self.drop(now, seg);
             return;
