@@ -2,7 +2,7 @@
 VENV := .venv
 AIRLINK := $(VENV)/bin/airlink
 
-.PHONY: setup demo test test-rust test-python bench clean
+.PHONY: setup demo test test-rust test-python docs bench clean
 
 setup:
 	@bash scripts/setup.sh
@@ -20,10 +20,15 @@ test-rust:
 test-python:
 	$(VENV)/bin/python -m pytest -q
 
+## The documentation site into site/ (warnings are errors). `make test` builds it too, as a
+## test (tests/test_docs.py), so a broken page fails the suite.
+docs: setup
+	$(VENV)/bin/mkdocs build --strict
+
 ## Benchmarks (figures, not assertions).
 bench: setup
 	$(AIRLINK) bench --dumbbell
 	cargo bench --workspace
 
 clean:
-	rm -rf target $(VENV) reports results
+	rm -rf target $(VENV) reports results site
