@@ -3,6 +3,7 @@
 from typing import Protocol
 
 __version__: str
+EMULATION: bool  # False in a build without the emulator (not Linux, or --no-default-features)
 
 class ScenarioError(ValueError):
     """A scenario file or override is invalid; the message is `path:line:col: what, expected`."""

@@ -854,7 +854,7 @@ def sweep(experiment: Path, out: Path | None, jobs: int | None, dask: str | None
         except ValueError as e:
             raise click.BadParameter(str(e), param_hint="--dask") from None
         if importlib.util.find_spec("distributed") is None:  # found, not loaded: loaded only if a run needs it
-            raise click.BadParameter("needs dask.distributed: pip install 'airlink[cluster]'", param_hint="--dask")
+            raise click.BadParameter("needs dask.distributed: from the airlink source tree, pip install '.[cluster]' (airlink is not on PyPI)", param_hint="--dask")
     exp = ex.load_experiment(experiment)
     out = out or Path(f"{experiment.stem}.sweep")
     check_output(out, "store")  # before describing the plan: a folder airlink did not make is refused

@@ -11,6 +11,15 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::sync::Mutex;
 
+/// Builds without the emulator (`--no-default-features`, or not Linux) get functions of the
+/// same names that raise `EmulationError` saying so (see `no_emulation.rs`).
+#[cfg(not(all(feature = "emulation", target_os = "linux")))]
+mod no_emulation;
+#[cfg(not(all(feature = "emulation", target_os = "linux")))]
+use no_emulation::*;
+/// Whether this build can emulate (`airlink._core.EMULATION`).
+const EMULATION: bool = cfg!(all(feature = "emulation", target_os = "linux"));
+
 create_exception!(_core, ScenarioError, PyValueError, "A scenario file or override is invalid.");
 create_exception!(
     _core,
@@ -83,6 +92,7 @@ fn run_checked(py: Python<'_>, sim: &mut airlink_sim::Simulation, until: Instant
 /// released, running Python's signal handlers every `SIGNAL_CHECK_INTERVAL` meanwhile: a
 /// handler's exception (KeyboardInterrupt, SystemExit) sets the flag and is raised once the
 /// work has stopped.
+#[cfg(all(feature = "emulation", target_os = "linux"))]
 fn detach_stoppable<T: Send>(py: Python<'_>, work: impl FnOnce(&std::sync::atomic::AtomicBool) -> T + Send) -> PyResult<T> {
     let stop = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
@@ -291,6 +301,7 @@ fn tables_to_dict<'py>(py: Python<'py>, tables: Vec<(&'static str, airlink_net::
     Ok(out)
 }
 
+#[cfg(all(feature = "emulation", target_os = "linux"))]
 fn emu_err(e: airlink_emu::EmuError) -> PyErr {
     match e {
         airlink_emu::EmuError::Build(m) => ScenarioError::new_err(m),
@@ -300,6 +311,7 @@ fn emu_err(e: airlink_emu::EmuError) -> PyErr {
 
 /// A running real-time emulation: two network namespaces joined through the scenario's
 /// links. Bound to the thread that created it (its helper processes die with that thread).
+#[cfg(all(feature = "emulation", target_os = "linux"))]
 #[pyclass(module = "airlink._core", unsendable)]
 struct Emulation {
     emu: airlink_emu::Emulation,
@@ -307,6 +319,7 @@ struct Emulation {
     children: std::collections::HashMap<u32, std::process::Child>,
 }
 
+#[cfg(all(feature = "emulation", target_os = "linux"))]
 #[pymethods]
 impl Emulation {
     /// Starts the emulation: namespaces, TUN devices, `[emulation]` settings, datapath; or,
@@ -471,6 +484,7 @@ impl Emulation {
     }
 }
 
+#[cfg(all(feature = "emulation", target_os = "linux"))]
 fn timing_method(method: &str) -> PyResult<airlink_emu::timing::Method> {
     use airlink_emu::timing;
     timing::Method::parse(method).ok_or_else(|| {
@@ -481,6 +495,7 @@ fn timing_method(method: &str) -> PyResult<airlink_emu::timing::Method> {
 
 /// Measures `method` over `series` (ns) on a thread of its own (SCHED_FIFO when `realtime`
 /// and permitted); its statistics as JSON, with each request's actual duration when `with_actual`.
+#[cfg(all(feature = "emulation", target_os = "linux"))]
 fn timing_run(py: Python<'_>, m: airlink_emu::timing::Method, series: Vec<u64>, realtime: bool, with_actual: bool) -> String {
     use airlink_emu::timing;
     let ((stats, actual), rt) = py.detach(move || {
@@ -500,12 +515,14 @@ fn timing_run(py: Python<'_>, m: airlink_emu::timing::Method, series: Vec<u64>, 
 }
 
 /// Puts back the offloads a killed gateway left off on `iface`; returns those it turned on.
+#[cfg(all(feature = "emulation", target_os = "linux"))]
 #[pyfunction]
 fn gateway_restore(iface: &str) -> Vec<String> {
     airlink_emu::gateway::restore_stale(iface)
 }
 
 /// Measures one way of waiting (airlink timing); returns its statistics as JSON.
+#[cfg(all(feature = "emulation", target_os = "linux"))]
 #[pyfunction]
 #[pyo3(signature = (method, requests=1000, min_ms=1.0, max_ms=100.0, seed=1, realtime=true))]
 fn timing_measure(py: Python<'_>, method: &str, requests: usize, min_ms: f64, max_ms: f64, seed: u64, realtime: bool) -> PyResult<String> {
@@ -515,6 +532,7 @@ fn timing_measure(py: Python<'_>, method: &str, requests: usize, min_ms: f64, ma
 
 /// Measures one way of waiting over the given requests (ns); its statistics and each request's
 /// actual duration (`actual_ns`) as JSON.
+#[cfg(all(feature = "emulation", target_os = "linux"))]
 #[pyfunction]
 #[pyo3(signature = (method, requests_ns, realtime=true))]
 fn timing_measure_series(py: Python<'_>, method: &str, requests_ns: Vec<u64>, realtime: bool) -> PyResult<String> {
@@ -523,6 +541,7 @@ fn timing_measure_series(py: Python<'_>, method: &str, requests_ns: Vec<u64>, re
 }
 
 /// The Seawind study's request series: `n` whole milliseconds uniform on 0..=99 (ns).
+#[cfg(all(feature = "emulation", target_os = "linux"))]
 #[pyfunction]
 #[pyo3(signature = (n=1000, seed=1))]
 fn timing_whole_ms_series(n: usize, seed: u64) -> Vec<u64> {
@@ -531,6 +550,7 @@ fn timing_whole_ms_series(n: usize, seed: u64) -> Vec<u64> {
 
 /// The study's 1999 kernel timers modelled over the requests (ns): one JSON row per Table 1
 /// method (statistics, `jiffy_ns`, `slack`, `actual_ns`).
+#[cfg(all(feature = "emulation", target_os = "linux"))]
 #[pyfunction]
 fn timing_model(requests_ns: Vec<u64>) -> String {
     use airlink_emu::timing;
@@ -551,6 +571,7 @@ fn timing_model(requests_ns: Vec<u64>) -> String {
 }
 
 /// Machine checks for emulation (airlink doctor), as JSON.
+#[cfg(all(feature = "emulation", target_os = "linux"))]
 #[pyfunction]
 fn doctor(py: Python<'_>) -> String {
     py.detach(|| serde_json::to_string_pretty(&airlink_emu::doctor::checks()).expect("serialises"))
@@ -563,10 +584,12 @@ fn parse_rate(text: &str) -> PyResult<u64> {
     text.parse::<airlink_scenario::units::Rate>().map(|r| r.0).map_err(PyValueError::new_err)
 }
 
+#[cfg(all(feature = "emulation", target_os = "linux"))]
 fn socket_addr(what: &str, text: &str) -> PyResult<std::net::SocketAddrV4> {
     text.parse().map_err(|_| PyValueError::new_err(format!("{what} {text:?}: expected an IPv4 address and port, e.g. 10.77.0.2:5201")))
 }
 
+#[cfg(all(feature = "emulation", target_os = "linux"))]
 fn duration_ns(what: &str, seconds: f64) -> PyResult<u64> {
     if !(seconds.is_finite() && seconds > 0.0 && seconds < 1e6) {
         return Err(PyValueError::new_err(format!("{what} {seconds} s: must be a positive number of seconds")));
@@ -577,6 +600,7 @@ fn duration_ns(what: &str, seconds: f64) -> PyResult<u64> {
 /// airlink's UDP packet source (udpgen): sends `size`-byte payloads to `to` ("ADDR:PORT") at
 /// `rate_bps` (IP bytes; 0 = as fast as possible) for `seconds`, with UDP GSO when `gso` and
 /// the kernel allows it; returns its report as JSON.
+#[cfg(all(feature = "emulation", target_os = "linux"))]
 #[pyfunction]
 #[pyo3(signature = (to, size=72, rate_bps=0, seconds=1.0, batch=64, gso=true))]
 fn udpgen_send(py: Python<'_>, to: &str, size: usize, rate_bps: u64, seconds: f64, batch: usize, gso: bool) -> PyResult<String> {
@@ -597,6 +621,7 @@ fn udpgen_send(py: Python<'_>, to: &str, size: usize, rate_bps: u64, seconds: f6
 /// airlink's UDP packet sink (udpgen): counts what arrives at `bind` ("ADDR:PORT") for at most
 /// `seconds`, or until nothing arrived for `idle` seconds after the first packet (0 = never);
 /// creates the file `ready` once listening.
+#[cfg(all(feature = "emulation", target_os = "linux"))]
 #[pyfunction]
 #[pyo3(signature = (bind, seconds=10.0, idle=1.0, batch=64, ready=None))]
 fn udpgen_recv(py: Python<'_>, bind: &str, seconds: f64, idle: f64, batch: usize, ready: Option<std::path::PathBuf>) -> PyResult<String> {
@@ -629,6 +654,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(udpgen_recv, m)?)?;
     m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("EMULATION", EMULATION)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(run_summary, m)?)?;
