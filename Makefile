@@ -23,7 +23,7 @@ test-python:
 ## The documentation site into site/ (warnings are errors). `make test` builds it too, as a
 ## test (tests/test_docs.py), so a broken page fails the suite.
 docs: setup
-	$(VENV)/bin/mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 ## Benchmarks (figures, not assertions).
 bench: setup
