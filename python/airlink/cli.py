@@ -699,6 +699,7 @@ def _emulation_text(summary: dict[str, Any], resolved_scenario: str | None = Non
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of the request series.")
 @click.option("--no-rt", is_flag=True, help="Measure at normal priority.")
 @json_option
+@_emulation_errors
 def timing(requests: int, min_ms: float, max_ms: float, methods: tuple[str, ...], seed: int, no_rt: bool, as_json: bool) -> None:
     """Measure sleep accuracy on this machine, as the Seawind paper's Table 1.
 
