@@ -746,6 +746,7 @@ pub fn tcp_config(f: &sc::FlowConfig) -> Result<TcpConfig, BuildError> {
             }
             (CongestionConfig::Afc(a), Recovery::NewReno)
         }
+        sc::Congestion::Bbr => (CongestionConfig::Bbr, Recovery::NewReno),
     };
     c.validate().map_err(|e| BuildError(format!("flow tcp parameters: {e}")))?;
     Ok(c)
@@ -842,6 +843,7 @@ fn congestion_name(c: sc::Congestion) -> &'static str {
         sc::Congestion::Cubic => "cubic",
         sc::Congestion::Veno => "veno",
         sc::Congestion::Afc => "afc",
+        sc::Congestion::Bbr => "bbr",
     }
 }
 

@@ -1216,6 +1216,8 @@ pub enum Congestion {
     Veno,
     /// TCP-AFC (delayed fast recovery with congestion distance).
     Afc,
+    /// BBR v1 (Linux `tcp_bbr.c`): paced, model-based.
+    Bbr,
 }
 
 /// Applications. The sender is at the server; data flows towards the client.
