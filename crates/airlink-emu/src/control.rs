@@ -58,7 +58,10 @@ pub struct Mailbox<T> {
 
 impl<T> Clone for Mailbox<T> {
     fn clone(&self) -> Self {
-        Mailbox { tx: self.tx.clone(), wake: self.wake.clone() }
+        Mailbox {
+            tx: self.tx.clone(),
+            wake: self.wake.clone(),
+        }
     }
 }
 
@@ -71,9 +74,18 @@ pub struct Inbox<T> {
 /// A mailbox and its inbox.
 pub fn mailbox<T>() -> std::io::Result<(Mailbox<T>, Inbox<T>)> {
     // SAFETY: a plain syscall creating a new descriptor.
-    let wake = Arc::new(new_fd(unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) }, "eventfd")?);
+    let wake = Arc::new(new_fd(
+        unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) },
+        "eventfd",
+    )?);
     let (tx, rx) = channel();
-    Ok((Mailbox { tx, wake: wake.clone() }, Inbox { rx, wake }))
+    Ok((
+        Mailbox {
+            tx,
+            wake: wake.clone(),
+        },
+        Inbox { rx, wake },
+    ))
 }
 
 impl<T> Mailbox<T> {
@@ -114,8 +126,13 @@ pub type Applied = Result<u64, String>;
 /// Requests to the datapath thread.
 pub enum DatapathRequest {
     /// Apply a change now (checked already) and record it as live.
-    Apply { change: NetChange, reply: Sender<Applied> },
-    State { reply: Sender<DatapathState> },
+    Apply {
+        change: NetChange,
+        reply: Sender<Applied>,
+    },
+    State {
+        reply: Sender<DatapathState>,
+    },
 }
 
 /// Requests to the thread of airlink's own transports.
@@ -207,7 +224,13 @@ pub struct FlowState {
 }
 
 impl FlowState {
-    pub fn new(started: bool, stopped: bool, done: bool, delivered_bytes: u64, s: &FlowSample) -> FlowState {
+    pub fn new(
+        started: bool,
+        stopped: bool,
+        done: bool,
+        delivered_bytes: u64,
+        s: &FlowSample,
+    ) -> FlowState {
         FlowState {
             started,
             stopped,
@@ -259,13 +282,19 @@ type Mark = (u64, u32, &'static str);
 
 impl LiveMarks {
     pub fn push(&self, at_ns: u64, flow: u32, kind: &'static str) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).push((at_ns, flow, kind));
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((at_ns, flow, kind));
     }
 
     /// Whether an event row is one made live (its mark is used up).
     pub fn take(&self, time_ns: u64, flow: u32, kind: &str) -> bool {
         let mut marks = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        match marks.iter().position(|&(t, f, k)| f == flow && k == kind && t <= time_ns) {
+        match marks
+            .iter()
+            .position(|&(t, f, k)| f == flow && k == kind && t <= time_ns)
+        {
             Some(i) => {
                 marks.remove(i);
                 true
@@ -356,12 +385,22 @@ fn request(shared: &Shared, line: &str) -> Result<Value, String> {
     };
     let op = match req.remove("op") {
         Some(Value::String(op)) => op,
-        _ => return Err("expected \"op\": one of set, down, up, handoff, start, stop, state".into()),
+        _ => {
+            return Err("expected \"op\": one of set, down, up, handoff, start, stop, state".into())
+        }
     };
-    let allowed = keys(&op).ok_or_else(|| format!("unknown op \"{op}\": expected one of set, down, up, handoff, start, stop, state"))?;
+    let allowed = keys(&op).ok_or_else(|| {
+        format!("unknown op \"{op}\": expected one of set, down, up, handoff, start, stop, state")
+    })?;
     if let Some(k) = req.keys().find(|k| !allowed.contains(&k.as_str())) {
-        let expected = if allowed.is_empty() { "nothing else".to_string() } else { allowed.join(", ") };
-        return Err(format!("`{k}` does not belong to `{op}`: expected {expected}"));
+        let expected = if allowed.is_empty() {
+            "nothing else".to_string()
+        } else {
+            allowed.join(", ")
+        };
+        return Err(format!(
+            "`{k}` does not belong to `{op}`: expected {expected}"
+        ));
     }
     // The first key (the link or flow) is the one every request but `state` needs.
     if let Some(k) = allowed.first().filter(|k| !req.contains_key(**k)) {
@@ -376,7 +415,11 @@ fn request(shared: &Shared, line: &str) -> Result<Value, String> {
 
 fn state(shared: &Shared) -> Result<Value, String> {
     let dp = ask(&shared.datapath, |reply| DatapathRequest::State { reply })?;
-    let stack = shared.stack.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let stack = shared
+        .stack
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
     let own = match stack {
         Some(m) => Some(ask(&m, |reply| StackRequest::State { reply })?),
         None => None,
@@ -405,8 +448,12 @@ fn state(shared: &Shared) -> Result<Value, String> {
 }
 
 fn flow_request(shared: &Shared, op: &str, req: Map<String, Value>) -> Result<Value, String> {
-    let f: FlowRef = serde_json::from_value(req["flow"].clone()).map_err(|e| format!("flow: {e}"))?;
-    let flow = shared.scenario.find_flow(&f).map_err(|m| format!("flow: {m}"))?;
+    let f: FlowRef =
+        serde_json::from_value(req["flow"].clone()).map_err(|e| format!("flow: {e}"))?;
+    let flow = shared
+        .scenario
+        .find_flow(&f)
+        .map_err(|m| format!("flow: {m}"))?;
     // A UDP or DCCP source keeps the schedule it was built with (its start and stop are part
     // of it); a TCP application starts when its connection opens and stops writing when told.
     if shared.scenario.flow[flow].protocol != airlink_scenario::Protocol::Tcp {
@@ -418,7 +465,13 @@ fn flow_request(shared: &Shared, op: &str, req: Map<String, Value>) -> Result<Va
         format!("`{op}` applies to airlink's own transports, and none run here: this run's traffic comes from its --client/--server commands")
     })?;
     let _one = shared.changing.lock().unwrap_or_else(|p| p.into_inner());
-    let t = ask(&stack, |reply| if op == "start" { StackRequest::Start { flow, reply } } else { StackRequest::Stop { flow, reply } })??;
+    let t = ask(&stack, |reply| {
+        if op == "start" {
+            StackRequest::Start { flow, reply }
+        } else {
+            StackRequest::Stop { flow, reply }
+        }
+    })??;
     Ok(json!({"time_s": t as f64 * 1e-9, "flow": flow}))
 }
 
@@ -436,9 +489,21 @@ fn change(shared: &Shared, op: &str, mut req: Map<String, Value>) -> Result<Valu
     let _one = shared.changing.lock().unwrap_or_else(|p| p.into_inner());
     let now = ask(&shared.datapath, |reply| DatapathRequest::State { reply })?;
     let down: Vec<&str> = now.links.iter().filter(|l| !l.up).map(|l| l.name).collect();
-    shared.scenario.validate_live_change(&c, &down).map_err(|(key, m)| if key.is_empty() { m } else { format!("{}: {m}", key.join(".")) })?;
+    shared
+        .scenario
+        .validate_live_change(&c, &down)
+        .map_err(|(key, m)| {
+            if key.is_empty() {
+                m
+            } else {
+                format!("{}: {m}", key.join("."))
+            }
+        })?;
     let change = airlink_net::build::live_change(&shared.scenario, &c).map_err(|e| e.0)?;
-    let t = ask(&shared.datapath, |reply| DatapathRequest::Apply { change, reply })??;
+    let t = ask(&shared.datapath, |reply| DatapathRequest::Apply {
+        change,
+        reply,
+    })??;
     Ok(json!({"time_s": t as f64 * 1e-9}))
 }
 
@@ -461,10 +526,22 @@ fn owner() -> (libc::uid_t, libc::gid_t) {
 }
 
 fn peer_uid(s: &UnixStream) -> Option<libc::uid_t> {
-    let mut cred = libc::ucred { pid: 0, uid: 0, gid: 0 };
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
     let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
     // SAFETY: a valid socket and a buffer of the option's size.
-    let rc = unsafe { libc::getsockopt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_PEERCRED, (&mut cred as *mut libc::ucred).cast(), &mut len) };
+    let rc = unsafe {
+        libc::getsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
     (rc == 0).then_some(cred.uid)
 }
 
@@ -474,18 +551,32 @@ impl ControlServer {
         Self::start_with(path, shared, LIMITS)
     }
 
-    fn start_with(path: &Path, shared: Arc<Shared>, limits: Limits) -> Result<ControlServer, String> {
-        let err = |what: &str, e: std::io::Error| format!("control socket {}: {what}: {e}", path.display());
-        let dir = path.parent().ok_or_else(|| format!("control socket {}: no folder", path.display()))?;
+    fn start_with(
+        path: &Path,
+        shared: Arc<Shared>,
+        limits: Limits,
+    ) -> Result<ControlServer, String> {
+        let err = |what: &str, e: std::io::Error| {
+            format!("control socket {}: {what}: {e}", path.display())
+        };
+        let dir = path
+            .parent()
+            .ok_or_else(|| format!("control socket {}: no folder", path.display()))?;
         // Bound in a private folder, restricted, then moved into place: never reachable by others.
         let private = dir.join(format!(".control-{}", std::process::id()));
-        std::fs::DirBuilder::new().mode(0o700).create(&private).map_err(|e| err("cannot create a private folder", e))?;
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&private)
+            .map_err(|e| err("cannot create a private folder", e))?;
         let bound = private.join("s");
         let listener = (|| {
             // Through a descriptor of the folder: a socket's path is at most 107 bytes.
-            let dir = std::fs::File::open(&private).map_err(|e| err("cannot open its private folder", e))?;
-            let l = UnixListener::bind(format!("/proc/self/fd/{}/s", dir.as_raw_fd())).map_err(|e| err("cannot listen", e))?;
-            std::fs::set_permissions(&bound, std::os::unix::fs::PermissionsExt::from_mode(0o600)).map_err(|e| err("chmod", e))?;
+            let dir = std::fs::File::open(&private)
+                .map_err(|e| err("cannot open its private folder", e))?;
+            let l = UnixListener::bind(format!("/proc/self/fd/{}/s", dir.as_raw_fd()))
+                .map_err(|e| err("cannot listen", e))?;
+            std::fs::set_permissions(&bound, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+                .map_err(|e| err("chmod", e))?;
             let (uid, gid) = owner();
             std::os::unix::fs::chown(&bound, Some(uid), Some(gid)).map_err(|e| err("chown", e))?;
             std::fs::rename(&bound, path).map_err(|e| err("cannot move it into place", e))?;
@@ -494,14 +585,20 @@ impl ControlServer {
         let _ = std::fs::remove_file(&bound);
         let _ = std::fs::remove_dir(&private);
         let listener = listener?;
-        listener.set_nonblocking(true).map_err(|e| err("set_nonblocking", e))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| err("set_nonblocking", e))?;
         let stop = StopHandle::new().map_err(|e| err("eventfd", e))?;
         let (flag, allowed) = (stop.clone(), owner().0);
         let thread = std::thread::Builder::new()
             .name("airlink-control".into())
             .spawn(move || serve(listener, flag, shared, allowed, limits))
             .map_err(|e| err("cannot start its thread", e))?;
-        Ok(ControlServer { path: path.to_path_buf(), stop, thread: Some(thread) })
+        Ok(ControlServer {
+            path: path.to_path_buf(),
+            stop,
+            thread: Some(thread),
+        })
     }
 
     /// Removes the socket and ends the listening thread (connections end within 0.2 s).
@@ -530,11 +627,16 @@ struct Limits {
     max_connections: usize,
 }
 
-const LIMITS: Limits = Limits { max_line: MAX_LINE as usize, line_deadline: LINE_DEADLINE, max_connections: MAX_CONNECTIONS };
+const LIMITS: Limits = Limits {
+    max_line: MAX_LINE as usize,
+    line_deadline: LINE_DEADLINE,
+    max_connections: MAX_CONNECTIONS,
+};
 
 /// What a connection closed to make room for a newer one is told: its next request was not
 /// handled (`reconnect`: the client may send it again on a new connection).
-const EVICTED: &str = "this connection was the longest idle and was closed to make room for a newer one";
+const EVICTED: &str =
+    "this connection was the longest idle and was closed to make room for a newer one";
 
 /// The open connections, shared by the listening thread and the connections' threads.
 #[derive(Default)]
@@ -562,7 +664,9 @@ fn lock(r: &Registry) -> std::sync::MutexGuard<'_, Connections> {
 /// Marks connection `id` busy (or done); false when it was closed to make room meanwhile.
 fn set_busy(r: &Registry, id: u64, busy: bool) -> bool {
     let mut conns = lock(r);
-    let Some(c) = conns.open.iter_mut().find(|c| c.id == id) else { return false };
+    let Some(c) = conns.open.iter_mut().find(|c| c.id == id) else {
+        return false;
+    };
     c.busy = busy;
     if !busy {
         c.quiet_since = std::time::Instant::now();
@@ -574,51 +678,98 @@ fn set_busy(r: &Registry, id: u64, busy: bool) -> bool {
 fn send_now(s: &UnixStream, v: &Value) {
     let line = format!("{v}\n");
     // SAFETY: a valid socket and buffer.
-    unsafe { libc::send(s.as_raw_fd(), line.as_ptr().cast(), line.len(), libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) };
+    unsafe {
+        libc::send(
+            s.as_raw_fd(),
+            line.as_ptr().cast(),
+            line.len(),
+            libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+        )
+    };
 }
 
-fn serve(listener: UnixListener, stop: StopHandle, shared: Arc<Shared>, allowed: libc::uid_t, limits: Limits) {
+fn serve(
+    listener: UnixListener,
+    stop: StopHandle,
+    shared: Arc<Shared>,
+    allowed: libc::uid_t,
+    limits: Limits,
+) {
     let registry = Registry::default();
     while !stop.stopped() {
         let mut fds = [
-            libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-            libc::pollfd { fd: stop.fd(), events: libc::POLLIN, revents: 0 },
+            libc::pollfd {
+                fd: listener.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: stop.fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
         ];
         // SAFETY: valid descriptors and array.
         unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
-        let Ok((stream, _)) = listener.accept() else { continue };
+        let Ok((stream, _)) = listener.accept() else {
+            continue;
+        };
         let _ = stream.set_nonblocking(false);
         if !matches!(peer_uid(&stream), Some(u) if u == 0 || u == allowed) {
-            send_now(&stream, &json!({"ok": false, "error": "only the user who started the run, and root, may control it"}));
+            send_now(
+                &stream,
+                &json!({"ok": false, "error": "only the user who started the run, and root, may control it"}),
+            );
             continue;
         }
-        let Ok(handle) = stream.try_clone() else { continue };
+        let Ok(handle) = stream.try_clone() else {
+            continue;
+        };
         let id = {
             let mut conns = lock(&registry);
             if conns.open.len() >= limits.max_connections {
                 // Full: the longest idle connection makes room, so that idle or slow clients
                 // never lock out `ctl` or `top`. Only when every one is answering a request
                 // (each within ANSWER_TIMEOUT) is the new one refused.
-                let idle = conns.open.iter().enumerate().filter(|(_, c)| !c.busy).min_by_key(|(_, c)| c.quiet_since).map(|(i, _)| i);
+                let idle = conns
+                    .open
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| !c.busy)
+                    .min_by_key(|(_, c)| c.quiet_since)
+                    .map(|(i, _)| i);
                 let Some(i) = idle else {
                     drop(conns);
-                    send_now(&stream, &json!({"ok": false, "error": "too many requests to this run at once: try again"}));
+                    send_now(
+                        &stream,
+                        &json!({"ok": false, "error": "too many requests to this run at once: try again"}),
+                    );
                     continue;
                 };
                 let old = conns.open.swap_remove(i);
-                send_now(&old.stream, &json!({"ok": false, "error": EVICTED, "reconnect": true}));
+                send_now(
+                    &old.stream,
+                    &json!({"ok": false, "error": EVICTED, "reconnect": true}),
+                );
                 let _ = old.stream.shutdown(std::net::Shutdown::Both);
             }
             conns.next_id += 1;
             let id = conns.next_id;
-            conns.open.push(Connection { id, stream: handle, quiet_since: std::time::Instant::now(), busy: false });
+            conns.open.push(Connection {
+                id,
+                stream: handle,
+                quiet_since: std::time::Instant::now(),
+                busy: false,
+            });
             id
         };
         let (shared, reg, stop) = (shared.clone(), registry.clone(), stop.clone());
-        let spawned = std::thread::Builder::new().name("airlink-control-conn".into()).spawn(move || {
-            connection(stream, &shared, &stop, &reg, id, limits);
-            lock(&reg).open.retain(|c| c.id != id);
-        });
+        let spawned = std::thread::Builder::new()
+            .name("airlink-control-conn".into())
+            .spawn(move || {
+                connection(stream, &shared, &stop, &reg, id, limits);
+                lock(&reg).open.retain(|c| c.id != id);
+            });
         if spawned.is_err() {
             // The stream went with the closure: the client sees the connection close.
             lock(&registry).open.retain(|c| c.id != id);
@@ -629,7 +780,14 @@ fn serve(listener: UnixListener, stop: StopHandle, shared: Arc<Shared>, allowed:
 /// Answers the lines of one connection until it closes, breaks a limit, is closed to make
 /// room, or the run ends. A line is collected as bytes: its size and age are checked while it
 /// arrives, however slowly, and one that is not UTF-8 gets an error answer.
-fn connection(stream: UnixStream, shared: &Shared, stop: &StopHandle, registry: &Registry, id: u64, limits: Limits) {
+fn connection(
+    stream: UnixStream,
+    shared: &Shared,
+    stop: &StopHandle,
+    registry: &Registry,
+    id: u64,
+    limits: Limits,
+) {
     // Wake-ups to look at the run's end and the line's deadline; a client that does not read
     // its answers cannot hold the thread for ever either.
     let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
@@ -665,7 +823,13 @@ fn connection(stream: UnixStream, shared: &Shared, stop: &StopHandle, registry: 
             return fail(&stream, too_long());
         }
         if !pending.is_empty() && started.elapsed() > limits.line_deadline {
-            return fail(&stream, format!("a request line must arrive within {} s", limits.line_deadline.as_secs_f64()));
+            return fail(
+                &stream,
+                format!(
+                    "a request line must arrive within {} s",
+                    limits.line_deadline.as_secs_f64()
+                ),
+            );
         }
         match (&stream).read(&mut chunk) {
             Ok(0) => return,
@@ -675,7 +839,13 @@ fn connection(stream: UnixStream, shared: &Shared, stop: &StopHandle, registry: 
                 }
                 pending.extend_from_slice(&chunk[..n]);
             }
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
+                ) => {}
             Err(_) => return,
         }
     }
@@ -687,7 +857,11 @@ mod tests {
 
     /// A datapath that answers from a thread: `down` links are down; changes are collected.
     fn datapath(down: &'static [&'static str]) -> (Shared, std::sync::mpsc::Receiver<NetChange>) {
-        let s = Scenario::from_toml("[downlink.pipe]\nrate = \"10 Mbit/s\"\n[uplink.pipe]\n[[flow]]\n", "x.toml").unwrap();
+        let s = Scenario::from_toml(
+            "[downlink.pipe]\nrate = \"10 Mbit/s\"\n[uplink.pipe]\n[[flow]]\n",
+            "x.toml",
+        )
+        .unwrap();
         let s = airlink_net::build::resolve(&s).unwrap();
         let names: Vec<&'static str> = vec!["wired.down", "downlink", "uplink", "wired.up"];
         let (mailbox, inbox) = mailbox::<DatapathRequest>().unwrap();
@@ -716,10 +890,21 @@ mod tests {
                         bytes_out: 0,
                         queue_packets: 0,
                         queue_bytes: 0,
-                        drops: LinkDrops { queue: 0, loss: 0, outage: 0, corrupted: 0, arq_gave_up: 0 },
+                        drops: LinkDrops {
+                            queue: 0,
+                            loss: 0,
+                            outage: 0,
+                            corrupted: 0,
+                            arq_gave_up: 0,
+                        },
                         radio: None,
                     };
-                    let _ = reply.send(DatapathState { time_s: 1.5, links: names.iter().map(|n| link(n)).collect(), flows: vec![], wakeups: 0 });
+                    let _ = reply.send(DatapathState {
+                        time_s: 1.5,
+                        links: names.iter().map(|n| link(n)).collect(),
+                        flows: vec![],
+                        wakeups: 0,
+                    });
                 }
             }
         });
@@ -734,33 +919,74 @@ mod tests {
     #[test]
     fn a_valid_change_reaches_the_datapath_and_a_bad_one_does_not() {
         let (shared, applied) = datapath(&["uplink"]);
-        let ok = handle(&shared, r#"{"op": "set", "link": "downlink", "set": {"rate": "2 Mbit/s"}}"#);
-        assert_eq!((ok["ok"].as_bool(), ok["time_s"].as_f64()), (Some(true), Some(1.5)));
+        let ok = handle(
+            &shared,
+            r#"{"op": "set", "link": "downlink", "set": {"rate": "2 Mbit/s"}}"#,
+        );
+        assert_eq!(
+            (ok["ok"].as_bool(), ok["time_s"].as_f64()),
+            (Some(true), Some(1.5))
+        );
         match applied.try_recv().unwrap() {
             NetChange::Set { link: 1, change } => assert_eq!(change.rate_bps, Some(2_000_000)),
             other => panic!("{other:?}"),
         }
         for (req, message) in [
-            (r#"{"op": "set", "link": "downlink", "set": {"mean_snr": "9 dB"}}"#, "set: this pipe link cannot change its `mean_snr`"),
-            (r#"{"op": "set", "link": "downlink", "set": {"rate": "-1 Mbit/s"}}"#, "a rate must be positive"),
-            (r#"{"op": "down", "link": "uplink"}"#, "link \"uplink\" is already down then"),
-            (r#"{"op": "up", "link": "downlink"}"#, "link \"downlink\" is already up then"),
-            (r#"{"op": "set", "link": "downlink"}"#, "expected either `set`"),
+            (
+                r#"{"op": "set", "link": "downlink", "set": {"mean_snr": "9 dB"}}"#,
+                "set: this pipe link cannot change its `mean_snr`",
+            ),
+            (
+                r#"{"op": "set", "link": "downlink", "set": {"rate": "-1 Mbit/s"}}"#,
+                "a rate must be positive",
+            ),
+            (
+                r#"{"op": "down", "link": "uplink"}"#,
+                "link \"uplink\" is already down then",
+            ),
+            (
+                r#"{"op": "up", "link": "downlink"}"#,
+                "link \"downlink\" is already up then",
+            ),
+            (
+                r#"{"op": "set", "link": "downlink"}"#,
+                "expected either `set`",
+            ),
             (r#"{"op": "up"}"#, "`up` needs `link`"),
-            (r#"{"op": "up", "link": "uplink", "packets": "kept"}"#, "`packets` does not belong to `up`"),
-            (r#"{"op": "handoff", "flow": 0}"#, "needs the flow's new `path`"),
-            (r#"{"op": "start", "flow": 0}"#, "applies to airlink's own transports"),
-            (r#"{"op": "start", "flow": "phone"}"#, "flow: no flow named \"phone\""),
+            (
+                r#"{"op": "up", "link": "uplink", "packets": "kept"}"#,
+                "`packets` does not belong to `up`",
+            ),
+            (
+                r#"{"op": "handoff", "flow": 0}"#,
+                "needs the flow's new `path`",
+            ),
+            (
+                r#"{"op": "start", "flow": 0}"#,
+                "applies to airlink's own transports",
+            ),
+            (
+                r#"{"op": "start", "flow": "phone"}"#,
+                "flow: no flow named \"phone\"",
+            ),
             (r#"["state"]"#, "expected a JSON object"),
             (r#"{"op": "state""#, "not JSON"),
         ] {
             let e = error(handle(&shared, req));
             assert!(e.contains(message), "{req}: {e}");
         }
-        assert!(applied.try_recv().is_err(), "a refused request reached the datapath");
-        assert!(handle(&shared, r#"{"op": "up", "link": "uplink"}"#)["ok"].as_bool().unwrap());
+        assert!(
+            applied.try_recv().is_err(),
+            "a refused request reached the datapath"
+        );
+        assert!(handle(&shared, r#"{"op": "up", "link": "uplink"}"#)["ok"]
+            .as_bool()
+            .unwrap());
         shared.end();
-        assert_eq!(error(handle(&shared, r#"{"op": "state"}"#)), "the run has ended");
+        assert_eq!(
+            error(handle(&shared, r#"{"op": "state"}"#)),
+            "the run has ended"
+        );
     }
 
     /// A control server on a mock datapath, in a folder of its own (removed when dropped).
@@ -775,11 +1001,21 @@ mod tests {
 
     fn server(limits: Limits) -> (Served, PathBuf) {
         static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let dir = std::env::temp_dir().join(format!("airlink-control-{}-{}", std::process::id(), N.fetch_add(1, Ordering::SeqCst)));
+        let dir = std::env::temp_dir().join(format!(
+            "airlink-control-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("control.sock");
         let (shared, _) = datapath(&[]);
-        (Served(ControlServer::start_with(&path, Arc::new(shared), limits).unwrap(), path.clone()), path)
+        (
+            Served(
+                ControlServer::start_with(&path, Arc::new(shared), limits).unwrap(),
+                path.clone(),
+            ),
+            path,
+        )
     }
 
     /// A client connection whose reads give up only after a generous 30 s.
@@ -798,7 +1034,8 @@ mod tests {
 
     fn closed(r: &mut std::io::BufReader<UnixStream>) -> bool {
         let mut rest = Vec::new();
-        matches!(r.read_to_end(&mut rest), Ok(0)) || matches!(r.read_to_end(&mut rest), Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset)
+        matches!(r.read_to_end(&mut rest), Ok(0))
+            || matches!(r.read_to_end(&mut rest), Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset)
     }
 
     #[test]
@@ -819,7 +1056,10 @@ mod tests {
 
     #[test]
     fn a_line_not_finished_in_time_is_cut_off() {
-        let (_server, path) = server(Limits { line_deadline: Duration::from_millis(300), ..LIMITS });
+        let (_server, path) = server(Limits {
+            line_deadline: Duration::from_millis(300),
+            ..LIMITS
+        });
         let (mut s, mut r) = connect(&path);
         s.write_all(br#"{"op": "st"#).unwrap();
         let e = error(answer(&mut r));
@@ -837,7 +1077,11 @@ mod tests {
         // The first idle connection made room and was told so; its requests go unanswered.
         let (first, first_r) = &mut idle[0];
         let told = answer(first_r);
-        assert_eq!((told["ok"].as_bool(), told["reconnect"].as_bool()), (Some(false), Some(true)), "{told}");
+        assert_eq!(
+            (told["ok"].as_bool(), told["reconnect"].as_bool()),
+            (Some(false), Some(true)),
+            "{told}"
+        );
         let _ = first.write_all(b"{\"op\": \"state\"}\n");
         assert!(closed(first_r));
         // The most recent idle connection is still served.
@@ -850,7 +1094,8 @@ mod tests {
     fn a_request_that_is_not_utf8_is_answered_and_the_connection_goes_on() {
         let (_server, path) = server(LIMITS);
         let (mut s, mut r) = connect(&path);
-        s.write_all(b"{\"op\": \"st\xff\xfeate\"}\n{\"op\": \"state\"}\n").unwrap();
+        s.write_all(b"{\"op\": \"st\xff\xfeate\"}\n{\"op\": \"state\"}\n")
+            .unwrap();
         assert_eq!(error(answer(&mut r)), "request is not UTF-8");
         assert_eq!(answer(&mut r)["ok"], true);
     }
@@ -859,7 +1104,11 @@ mod tests {
     fn a_live_mark_marks_the_first_matching_row_at_or_after_it() {
         let marks = LiveMarks::default();
         marks.push(100, 0, "flow_stop");
-        assert!(!marks.take(99, 0, "flow_stop") && !marks.take(150, 1, "flow_stop") && !marks.take(150, 0, "flow_start"));
+        assert!(
+            !marks.take(99, 0, "flow_stop")
+                && !marks.take(150, 1, "flow_stop")
+                && !marks.take(150, 0, "flow_start")
+        );
         assert!(marks.take(150, 0, "flow_stop"));
         assert!(!marks.take(150, 0, "flow_stop"), "a mark is used once");
     }

@@ -28,14 +28,16 @@
 //! it crosses the path's links hop by hop, as in simulation. Things due at the same instant follow the network's event order
 //! ([`airlink_net::order`]): arrivals at a link before link timers, then samples; ties by link.
 
-use crate::control::{DatapathRequest, DatapathState, FlowTraffic, Inbox, LinkDrops, LinkState, Radio};
+use crate::control::{
+    DatapathRequest, DatapathState, FlowTraffic, Inbox, LinkDrops, LinkState, Radio,
+};
 use crate::packet::{EmuPacket, Malformed, ETHERNET_HEADER};
 use crate::timing::{monotonic_ns, spin_until, thread_cpu_ns};
 use crate::writer::{Record, Side};
 use airlink_engine::{Duration, Instant};
+use airlink_link::Packet;
 use airlink_link::{LinkChange, LinkEvent};
 use airlink_net::build::BuiltLink;
-use airlink_link::Packet;
 use airlink_net::{order, EventKind, FlowPath, LinkId, NetChange, Outages, TimedChange, NO_FLOW};
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -155,7 +157,9 @@ impl Delivery {
         self.last_due_s = Some(self.last_due_ns as f64 * 1e-9);
         self.first_actual_s = Some(self.first_actual_ns as f64 * 1e-9);
         self.last_actual_s = Some(self.last_actual_ns as f64 * 1e-9);
-        let rate = |a: u64, b: u64| (b > a).then(|| self.bytes_after_first as f64 * 8.0 / ((b - a) as f64 * 1e-9));
+        let rate = |a: u64, b: u64| {
+            (b > a).then(|| self.bytes_after_first as f64 * 8.0 / ((b - a) as f64 * 1e-9))
+        };
         self.scheduled_rate_bps = rate(self.first_due_ns, self.last_due_ns);
         self.actual_rate_bps = rate(self.first_actual_ns, self.last_actual_ns);
     }
@@ -295,12 +299,20 @@ impl Datapath {
             return;
         }
         let keep = data.len().min(self.cfg.snaplen as usize);
-        if self.record_bytes.fetch_add(keep as u64, Ordering::Relaxed) + keep as u64 > MAX_RECORD_BYTES {
+        if self.record_bytes.fetch_add(keep as u64, Ordering::Relaxed) + keep as u64
+            > MAX_RECORD_BYTES
+        {
             self.record_bytes.fetch_sub(keep as u64, Ordering::Relaxed);
             self.report.records_lost += 1;
             return;
         }
-        self.send(Record::Packet { side, outgoing, mono_ns, orig_len: data.len() as u32, data: data[..keep].to_vec() });
+        self.send(Record::Packet {
+            side,
+            outgoing,
+            mono_ns,
+            orig_len: data.len() as u32,
+            data: data[..keep].to_vec(),
+        });
     }
 
     /// Moves link `i`'s outputs to its stage queue and its events to the writer.
@@ -313,7 +325,10 @@ impl Datapath {
                 self.left(self.carries_up[i], bytes);
             }
             let name = self.links[i].name;
-            self.send(Record::Event { event: ev, link: name });
+            self.send(Record::Event {
+                event: ev,
+                link: name,
+            });
         }
     }
 
@@ -337,7 +352,10 @@ impl Datapath {
             consider(self.links[i].link.poll_at(), Due::Timer(i));
             consider(self.pending[i].front().map(|p| p.0), Due::Stage(i));
         }
-        consider(self.changes.get(self.next_change).map(|c| c.at), Due::Change(self.next_change));
+        consider(
+            self.changes.get(self.next_change).map(|c| c.at),
+            Due::Change(self.next_change),
+        );
         if sampling {
             consider(Some(self.next_sample), Due::Sample);
         }
@@ -345,7 +363,8 @@ impl Datapath {
     }
 
     fn busy(&self) -> bool {
-        (0..self.links.len()).any(|i| self.links[i].link.poll_at().is_some() || !self.pending[i].is_empty())
+        (0..self.links.len())
+            .any(|i| self.links[i].link.poll_at().is_some() || !self.pending[i].is_empty())
     }
 
     /// Handles everything due at or before `now`, in time order.
@@ -377,7 +396,11 @@ impl Datapath {
                     for i in 0..self.links.len() {
                         let s = self.links[i].link.sample(t);
                         let name = self.links[i].name;
-                        self.send(Record::Sample { time_ns: t.as_nanos(), link: name, sample: s });
+                        self.send(Record::Sample {
+                            time_ns: t.as_nanos(),
+                            link: name,
+                            sample: s,
+                        });
                     }
                     self.next_sample = t + self.cfg.sample_interval;
                 }
@@ -390,7 +413,9 @@ impl Datapath {
         }
         if sampling && !self.busy() && self.next_sample <= now {
             // Idle: skip the sample instants that passed (no wake-ups while idle).
-            let k = (now.as_nanos() - self.next_sample.as_nanos()) / self.cfg.sample_interval.as_nanos() + 1;
+            let k = (now.as_nanos() - self.next_sample.as_nanos())
+                / self.cfg.sample_interval.as_nanos()
+                + 1;
             self.next_sample += self.cfg.sample_interval.saturating_mul(k);
         }
     }
@@ -423,7 +448,10 @@ impl Datapath {
     fn path_of(&self, up: bool, ports: (u16, u16)) -> u16 {
         let server_port = if up { ports.1 } else { ports.0 };
         let shared = self.paths.len() - 1;
-        self.ports.iter().find(|p| p.0 == server_port).map_or(shared, |p| p.1 as usize) as u16
+        self.ports
+            .iter()
+            .find(|p| p.0 == server_port)
+            .map_or(shared, |p| p.1 as usize) as u16
     }
 
     /// A packet arrives at link `i` at `at`.
@@ -441,7 +469,14 @@ impl Datapath {
         let Some(pkt) = pkt else { return };
         let len = pkt.data.len() as u32;
         self.left(pkt.up, len);
-        self.send(Record::NetEvent { time_ns: at.as_nanos(), kind: EventKind::Outage, link: self.links[i].name, flow: pkt.flow(), bytes: len, live: false });
+        self.send(Record::NetEvent {
+            time_ns: at.as_nanos(),
+            kind: EventKind::Outage,
+            link: self.links[i].name,
+            flow: pkt.flow(),
+            bytes: len,
+            live: false,
+        });
     }
 
     /// Applies the scenario's timed change `k`, due at `t`. One that finds its link in the
@@ -450,7 +485,8 @@ impl Datapath {
         let change = self.changes[k].change.clone();
         if self.moot(&change).is_none() {
             // Validated: the scenario names only what the model can change.
-            self.apply(change, t, false).expect("a change the model accepts");
+            self.apply(change, t, false)
+                .expect("a change the model accepts");
         }
     }
 
@@ -461,7 +497,13 @@ impl Datapath {
             NetChange::Up { link } => (*link, false),
             _ => return None,
         };
-        (self.outages.is_down(link) == down).then(|| format!("link \"{}\" is {} already", self.links[link as usize].name, if down { "down" } else { "up" }))
+        (self.outages.is_down(link) == down).then(|| {
+            format!(
+                "link \"{}\" is {} already",
+                self.links[link as usize].name,
+                if down { "down" } else { "up" }
+            )
+        })
     }
 
     /// Applies a change at `t` and records it (`live`: made through the control socket).
@@ -472,11 +514,20 @@ impl Datapath {
             crate::control::merge(&mut self.params[l], change);
         }
         let (link, flow) = match &change {
-            NetChange::Set { link, .. } | NetChange::Down { link, .. } | NetChange::Up { link } => (Some(*link as usize), NO_FLOW),
+            NetChange::Set { link, .. } | NetChange::Down { link, .. } | NetChange::Up { link } => {
+                (Some(*link as usize), NO_FLOW)
+            }
             NetChange::Path { flow, .. } => (None, *flow),
         };
         let name = link.map_or("", |l| self.links[l].name);
-        self.send(Record::NetEvent { time_ns: t.as_nanos(), kind: change.kind(), link: name, flow, bytes: 0, live });
+        self.send(Record::NetEvent {
+            time_ns: t.as_nanos(),
+            kind: change.kind(),
+            link: name,
+            flow,
+            bytes: 0,
+            live,
+        });
         match change {
             NetChange::Set { link, .. } => self.drain_link(link as usize),
             NetChange::Down { link, keep } => self.outages.take_down(link, keep),
@@ -492,7 +543,11 @@ impl Datapath {
             NetChange::Path { flow, down, up } => {
                 // The shared path follows the flow whose path it was.
                 let shared = self.paths.len() - 1;
-                let moved: Vec<usize> = if self.paths[shared] == self.paths[flow as usize] { vec![flow as usize, shared] } else { vec![flow as usize] };
+                let moved: Vec<usize> = if self.paths[shared] == self.paths[flow as usize] {
+                    vec![flow as usize, shared]
+                } else {
+                    vec![flow as usize]
+                };
                 for p in moved {
                     let path = &mut self.paths[p];
                     path.down = down.clone().unwrap_or(std::mem::take(&mut path.down));
@@ -563,24 +618,43 @@ impl Datapath {
                 .params(&self.params[i])
             })
             .collect();
-        DatapathState { time_s: now.as_nanos() as f64 * 1e-9, links, flows: self.traffic.clone(), wakeups: self.report.wakeups }
+        DatapathState {
+            time_s: now.as_nanos() as f64 * 1e-9,
+            links,
+            flows: self.traffic.clone(),
+            wakeups: self.report.wakeups,
+        }
     }
 
     /// Writes a packet to the client (downlink) or server (uplink) TUN device.
     fn deliver(&mut self, to_client: bool, due: Instant, pkt: EmuPacket) {
         let gap = due.as_nanos().saturating_sub(self.last_delivery_due) as f64;
         self.last_delivery_due = due.as_nanos();
-        self.delivery_gap_ewma = if self.delivery_gap_ewma.is_finite() { 0.95 * self.delivery_gap_ewma + 0.05 * gap } else { gap };
+        self.delivery_gap_ewma = if self.delivery_gap_ewma.is_finite() {
+            0.95 * self.delivery_gap_ewma + 0.05 * gap
+        } else {
+            gap
+        };
         self.left(!to_client, pkt.data.len() as u32);
-        let fd = if to_client { self.client.as_raw_fd() } else { self.server.as_raw_fd() };
+        let fd = if to_client {
+            self.client.as_raw_fd()
+        } else {
+            self.server.as_raw_fd()
+        };
         // The delivery instant is taken before the write: the write itself runs the receiving
         // stack (softirq) in this thread and may take tens of microseconds.
         let actual = monotonic_ns();
         let rc = match &pkt.l2 {
             Some(header) => {
                 let parts = [
-                    libc::iovec { iov_base: header.as_ptr() as *mut libc::c_void, iov_len: header.len() },
-                    libc::iovec { iov_base: pkt.data.as_ptr() as *mut libc::c_void, iov_len: pkt.data.len() },
+                    libc::iovec {
+                        iov_base: header.as_ptr() as *mut libc::c_void,
+                        iov_len: header.len(),
+                    },
+                    libc::iovec {
+                        iov_base: pkt.data.as_ptr() as *mut libc::c_void,
+                        iov_len: pkt.data.len(),
+                    },
                 ];
                 // SAFETY: a valid descriptor and two valid buffers.
                 unsafe { libc::writev(fd, parts.as_ptr(), 2) }
@@ -612,13 +686,21 @@ impl Datapath {
         } else {
             self.report.uplink.record(due.as_nanos(), rel, len);
         }
-        let side = if to_client { Side::Client } else { Side::Server };
+        let side = if to_client {
+            Side::Client
+        } else {
+            Side::Server
+        };
         self.capture(side, false, actual, &pkt.data);
     }
 
     /// Reads up to a batch from one TUN device into the first link of its direction's path.
     fn read_side(&mut self, from_client: bool) -> usize {
-        let fd: RawFd = if from_client { self.client.as_raw_fd() } else { self.server.as_raw_fd() };
+        let fd: RawFd = if from_client {
+            self.client.as_raw_fd()
+        } else {
+            self.server.as_raw_fd()
+        };
         let mut n = 0;
         while n < READ_BATCH {
             // SAFETY: a valid descriptor and buffer.
@@ -631,10 +713,15 @@ impl Datapath {
             let mut frame = &self.buf[..rc as usize];
             let mut l2 = None;
             if self.framing == Framing::Ethernet {
-                let ip = frame.len() > ETHERNET_HEADER && matches!([frame[12], frame[13]], [0x08, 0x00] | [0x86, 0xdd]);
+                let ip = frame.len() > ETHERNET_HEADER
+                    && matches!([frame[12], frame[13]], [0x08, 0x00] | [0x86, 0xdd]);
                 if !ip {
                     // ARP and the like: the two hosts must find each other, outside the model.
-                    let to = if from_client { self.server.as_raw_fd() } else { self.client.as_raw_fd() };
+                    let to = if from_client {
+                        self.server.as_raw_fd()
+                    } else {
+                        self.client.as_raw_fd()
+                    };
                     // SAFETY: a valid descriptor and buffer.
                     if unsafe { libc::write(to, frame.as_ptr().cast(), frame.len()) } < 0 {
                         self.report.write_errors += 1;
@@ -648,7 +735,11 @@ impl Datapath {
             let rc = frame.len() as isize;
             // Exactly its length: what `held_bytes` counts.
             let data = frame.to_vec();
-            let side = if from_client { Side::Client } else { Side::Server };
+            let side = if from_client {
+                Side::Client
+            } else {
+                Side::Server
+            };
             self.capture(side, true, mono, &data);
             let now = Instant::from_nanos(mono.saturating_sub(self.origin));
             // Earlier work may be due before this arrival: keep the links' time monotone.
@@ -664,7 +755,11 @@ impl Datapath {
                     let len = held_bytes(rc as u32);
                     if self.in_flight[dir] + len > self.cfg.max_in_flight_bytes {
                         self.report.in_flight_drops[dir] += 1;
-                        self.send(Record::LimitDrop { side, mono_ns: mono, len: rc as u32 });
+                        self.send(Record::LimitDrop {
+                            side,
+                            mono_ns: mono,
+                            len: rc as u32,
+                        });
                         continue;
                     }
                     self.in_flight[dir] += len;
@@ -675,7 +770,11 @@ impl Datapath {
                     pkt.up = from_client;
                     pkt.route = self.path_of(from_client, pkt.ports);
                     // Traffic of no scenario flow takes the shared path: the first flow's.
-                    pkt.flow = if pkt.route as usize == self.paths.len() - 1 { 0 } else { pkt.route as u32 };
+                    pkt.flow = if pkt.route as usize == self.paths.len() - 1 {
+                        0
+                    } else {
+                        pkt.route as u32
+                    };
                     self.forward(now, pkt);
                 }
                 Err(Malformed::NotIp) | Err(Malformed::BadHeader) => {
@@ -684,7 +783,11 @@ impl Datapath {
                     } else {
                         self.report.malformed_server += 1;
                     }
-                    self.send(Record::Malformed { side, mono_ns: mono, len: rc as u32 });
+                    self.send(Record::Malformed {
+                        side,
+                        mono_ns: mono,
+                        len: rc as u32,
+                    });
                 }
             }
         }
@@ -700,7 +803,9 @@ impl Datapath {
         r.cpu_s = (thread_cpu_ns() - cpu0) as f64 * 1e-9;
         r.downlink.finish();
         r.uplink.finish();
-        r.outage_drops = (0..self.links.len()).map(|l| self.outages.drops(l as LinkId)).collect();
+        r.outage_drops = (0..self.links.len())
+            .map(|l| self.outages.drops(l as LinkId))
+            .collect();
         let total: u64 = self.late_hist.iter().sum();
         if total > 0 {
             let q = |p: f64| crate::timing::histogram_quantile(&self.late_hist, p) as f64; // 1 µs buckets
@@ -728,8 +833,14 @@ pub struct StopHandle {
 impl StopHandle {
     pub(crate) fn new() -> std::io::Result<StopHandle> {
         // SAFETY: a plain syscall creating a new descriptor.
-        let eventfd = Arc::new(new_fd(unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) }, "eventfd")?);
-        Ok(StopHandle { flag: Arc::new(AtomicBool::new(false)), eventfd })
+        let eventfd = Arc::new(new_fd(
+            unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) },
+            "eventfd",
+        )?);
+        Ok(StopHandle {
+            flag: Arc::new(AtomicBool::new(false)),
+            eventfd,
+        })
     }
 
     pub(crate) fn stopped(&self) -> bool {
@@ -775,26 +886,58 @@ pub struct DatapathParts {
 
 pub(crate) fn new_fd(fd: libc::c_int, call: &str) -> std::io::Result<OwnedFd> {
     if fd < 0 {
-        return Err(std::io::Error::other(format!("{call}: {}", std::io::Error::last_os_error())));
+        return Err(std::io::Error::other(format!(
+            "{call}: {}",
+            std::io::Error::last_os_error()
+        )));
     }
     // SAFETY: a fresh descriptor owned from here on.
     Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
 }
 
 /// What the datapath thread returns: the links (for their counters), its report, the RT settings.
-pub type Finished = (Vec<BuiltLink<EmuPacket>>, DatapathReport, crate::rt::RtReport);
+pub type Finished = (
+    Vec<BuiltLink<EmuPacket>>,
+    DatapathReport,
+    crate::rt::RtReport,
+);
 
 /// Prepares the stop handle and the runner; the runner is called on the datapath thread.
-pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce(&LiveCounters) -> Finished)> {
+pub fn prepare(
+    parts: DatapathParts,
+) -> std::io::Result<(StopHandle, impl FnOnce(&LiveCounters) -> Finished)> {
     // SAFETY: plain syscalls creating new descriptors.
     let stop = StopHandle::new()?;
-    let timerfd = new_fd(unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) }, "timerfd_create")?;
-    let epfd = new_fd(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) }, "epoll_create1")?;
-    for (fd, tag) in [(parts.client.as_raw_fd(), 0u64), (parts.server.as_raw_fd(), 1), (timerfd.as_raw_fd(), 2), (stop.fd(), 3), (parts.control.fd(), 4)] {
-        let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: tag };
+    let timerfd = new_fd(
+        unsafe {
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
+        },
+        "timerfd_create",
+    )?;
+    let epfd = new_fd(
+        unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) },
+        "epoll_create1",
+    )?;
+    for (fd, tag) in [
+        (parts.client.as_raw_fd(), 0u64),
+        (parts.server.as_raw_fd(), 1),
+        (timerfd.as_raw_fd(), 2),
+        (stop.fd(), 3),
+        (parts.control.fd(), 4),
+    ] {
+        let mut ev = libc::epoll_event {
+            events: libc::EPOLLIN as u32,
+            u64: tag,
+        };
         // SAFETY: valid descriptors and event.
         if unsafe { libc::epoll_ctl(epfd.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) } != 0 {
-            return Err(std::io::Error::other(format!("epoll_ctl: {}", std::io::Error::last_os_error())));
+            return Err(std::io::Error::other(format!(
+                "epoll_ctl: {}",
+                std::io::Error::last_os_error()
+            )));
         }
     }
     let flag = stop.clone();
@@ -873,7 +1016,9 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
             }
             after_wakeup = false;
             let sampling = !dp.cfg.sample_interval.is_zero();
-            let next = dp.next_event(sampling && dp.busy()).map(|(t, _)| dp.origin + t.as_nanos());
+            let next = dp
+                .next_event(sampling && dp.busy())
+                .map(|(t, _)| dp.origin + t.as_nanos());
             // When deliveries come closer together than the guard, spinning would mean spinning
             // through every gap: then the thread sleeps to each deadline and sends what is due
             // in one go (late by the wake-up latency, the rate stays exact). Every kind of
@@ -884,7 +1029,8 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
             // Spin budget: spinning may use at most SPIN_SHARE of a core on average. When it is
             // spent (high packet rates), the thread sleeps to the deadline itself and sends
             // everything due in one batch on waking: the rate stays exact, bursts are short.
-            spin_tokens = (spin_tokens + (mono_now - last_refill) as f64 * SPIN_SHARE).min(SPIN_BUCKET_NS);
+            spin_tokens =
+                (spin_tokens + (mono_now - last_refill) as f64 * SPIN_SHARE).min(SPIN_BUCKET_NS);
             last_refill = mono_now;
             let may_spin = spin_worthy && spin_tokens >= guard as f64;
             match next {
@@ -923,7 +1069,14 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
                 }
             }
             // SAFETY: valid epoll descriptor and buffer.
-            let n = unsafe { libc::epoll_wait(epfd.as_raw_fd(), events.as_mut_ptr(), events.len() as i32, -1) };
+            let n = unsafe {
+                libc::epoll_wait(
+                    epfd.as_raw_fd(),
+                    events.as_mut_ptr(),
+                    events.len() as i32,
+                    -1,
+                )
+            };
             dp.report.wakeups += 1;
             after_wakeup = true;
             live.wakeups.fetch_add(1, Ordering::Relaxed);
@@ -944,7 +1097,8 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
                 if let (Some(at), true) = (fired_at, spin_at) {
                     let late = monotonic_ns().saturating_sub(at) as f64;
                     wake_late_ewma = 0.9 * wake_late_ewma + 0.1 * late;
-                    guard = ((1.5 * wake_late_ewma) as u64 + 10_000).clamp(dp.cfg.guard_ns, MAX_GUARD_NS.max(dp.cfg.guard_ns));
+                    guard = ((1.5 * wake_late_ewma) as u64 + 10_000)
+                        .clamp(dp.cfg.guard_ns, MAX_GUARD_NS.max(dp.cfg.guard_ns));
                     dp.report.guard_us = guard as f64 / 1000.0;
                 }
                 if let (Some(d), true) = (next, spin_at) {
@@ -954,7 +1108,10 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
                     spin_ns += end.saturating_sub(t0);
                 }
             }
-            live.packets_forwarded.store(dp.report.downlink.packets + dp.report.uplink.packets, Ordering::Relaxed);
+            live.packets_forwarded.store(
+                dp.report.downlink.packets + dp.report.uplink.packets,
+                Ordering::Relaxed,
+            );
         }
         dp.report.spin_s = spin_ns as f64 * 1e-9;
         let (links, report) = dp.finish(started, cpu0);
@@ -965,10 +1122,23 @@ pub fn prepare(parts: DatapathParts) -> std::io::Result<(StopHandle, impl FnOnce
 
 /// Arms the timer at an absolute monotonic instant, or disarms it.
 pub(crate) fn arm(timerfd: &OwnedFd, at_ns: Option<u64>) {
-    let ts = |ns: u64| libc::timespec { tv_sec: (ns / 1_000_000_000) as libc::time_t, tv_nsec: (ns % 1_000_000_000) as libc::c_long };
-    let spec = libc::itimerspec { it_interval: ts(0), it_value: at_ns.map_or(ts(0), |ns| ts(ns.max(1))) };
+    let ts = |ns: u64| libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    };
+    let spec = libc::itimerspec {
+        it_interval: ts(0),
+        it_value: at_ns.map_or(ts(0), |ns| ts(ns.max(1))),
+    };
     // SAFETY: valid descriptor and itimerspec.
-    unsafe { libc::timerfd_settime(timerfd.as_raw_fd(), libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) };
+    unsafe {
+        libc::timerfd_settime(
+            timerfd.as_raw_fd(),
+            libc::TFD_TIMER_ABSTIME,
+            &spec,
+            std::ptr::null_mut(),
+        )
+    };
 }
 
 #[cfg(test)]

@@ -20,11 +20,16 @@ fn cap_effective() -> Option<u64> {
 
 fn on_path(tool: &str) -> Option<String> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(tool)).find(|p| p.is_file()).map(|p| p.display().to_string())
+    std::env::split_paths(&path)
+        .map(|d| d.join(tool))
+        .find(|p| p.is_file())
+        .map(|p| p.display().to_string())
 }
 
 fn read(path: &str) -> Option<String> {
-    std::fs::read_to_string(path).ok().map(|s| s.trim().to_owned())
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_owned())
 }
 
 /// Creates a network namespace on a throw-away thread and a TUN device inside it.
@@ -33,17 +38,28 @@ fn netns_and_tun() -> (Result<(), String>, Result<(), String>) {
         // SAFETY: unshare of the network namespace affects only this thread, which ends here.
         if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
             let e = std::io::Error::last_os_error();
-            return (Err(format!("unshare(CLONE_NEWNET): {e}")), Err("not tried: no namespace".into()));
+            return (
+                Err(format!("unshare(CLONE_NEWNET): {e}")),
+                Err("not tried: no namespace".into()),
+            );
         }
         let tun = crate::ns::open_tun("aldoctor0").map(drop).map_err(|e| e.0);
         (Ok(()), tun)
     })
     .join()
-    .unwrap_or_else(|_| (Err("probe thread panicked".into()), Err("probe thread panicked".into())))
+    .unwrap_or_else(|_| {
+        (
+            Err("probe thread panicked".into()),
+            Err("probe thread panicked".into()),
+        )
+    })
 }
 
 fn rlimit(res: libc::__rlimit_resource_t) -> (u64, u64) {
-    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
     // SAFETY: valid rlimit struct.
     unsafe { libc::getrlimit(res, &mut r) };
     (r.rlim_cur, r.rlim_max)
@@ -68,21 +84,33 @@ pub fn checks() -> Vec<Check> {
         name: "CAP_NET_ADMIN",
         ok: has(12),
         required: true,
-        detail: format!("uid {euid}, effective capabilities {}", caps.map_or("unknown".into(), |c| format!("{c:#x}"))),
+        detail: format!(
+            "uid {euid}, effective capabilities {}",
+            caps.map_or("unknown".into(), |c| format!("{c:#x}"))
+        ),
     });
-    out.push(Check { name: "CAP_SYS_ADMIN (namespaces, setns)", ok: has(21), required: true, detail: String::new() });
+    out.push(Check {
+        name: "CAP_SYS_ADMIN (namespaces, setns)",
+        ok: has(21),
+        required: true,
+        detail: String::new(),
+    });
     let (netns, tun) = netns_and_tun();
     out.push(Check {
         name: "network namespaces",
         ok: netns.is_ok(),
         required: true,
-        detail: netns.err().unwrap_or_else(|| "created one with unshare(CLONE_NEWNET)".into()),
+        detail: netns
+            .err()
+            .unwrap_or_else(|| "created one with unshare(CLONE_NEWNET)".into()),
     });
     out.push(Check {
         name: "TUN devices",
         ok: tun.is_ok(),
         required: true,
-        detail: tun.err().unwrap_or_else(|| "created a TUN device in a new namespace".into()),
+        detail: tun
+            .err()
+            .unwrap_or_else(|| "created a TUN device in a new namespace".into()),
     });
     for (tool, required, why) in [
         ("ip", true, "iproute2: addresses and links"),
@@ -97,7 +125,9 @@ pub fn checks() -> Vec<Check> {
             name: tool,
             ok: found.is_some(),
             required,
-            detail: found.map_or(format!("not found on PATH ({why})"), |p| format!("{p} ({why})")),
+            detail: found.map_or(format!("not found on PATH ({why})"), |p| {
+                format!("{p} ({why})")
+            }),
         });
     }
     let available = read("/proc/sys/net/ipv4/tcp_available_congestion_control");
@@ -131,9 +161,16 @@ pub fn checks() -> Vec<Check> {
         name: "memory locking (mlockall)",
         ok: has(14) || ml_cur == libc::RLIM_INFINITY,
         required: false,
-        detail: format!("CAP_IPC_LOCK {}, RLIMIT_MEMLOCK {}", if has(14) { "yes" } else { "no" }, fmt_limit(ml_cur)),
+        detail: format!(
+            "CAP_IPC_LOCK {}, RLIMIT_MEMLOCK {}",
+            if has(14) { "yes" } else { "no" },
+            fmt_limit(ml_cur)
+        ),
     });
-    let mut res = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut res = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: valid timespec.
     unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC, &mut res) };
     let clocksource = read("/sys/devices/system/clocksource/clocksource0/current_clocksource");
@@ -141,7 +178,11 @@ pub fn checks() -> Vec<Check> {
         name: "high-resolution timers",
         ok: res.tv_sec == 0 && res.tv_nsec <= 1000,
         required: false,
-        detail: format!("CLOCK_MONOTONIC resolution {} ns, clocksource {}", res.tv_nsec, clocksource.as_deref().unwrap_or("?")),
+        detail: format!(
+            "CLOCK_MONOTONIC resolution {} ns, clocksource {}",
+            res.tv_nsec,
+            clocksource.as_deref().unwrap_or("?")
+        ),
     });
     out
 }

@@ -25,9 +25,9 @@ use std::path::PathBuf;
 
 /// The offloads the gateway turns off: (name, legacy ethtool get command, set command).
 const OFFLOADS: [(&str, u32, u32); 3] = [
-    ("gro", 0x2b, 0x2c),  // ETHTOOL_GGRO, ETHTOOL_SGRO
-    ("gso", 0x23, 0x24),  // ETHTOOL_GGSO, ETHTOOL_SGSO
-    ("tso", 0x1e, 0x1f),  // ETHTOOL_GTSO, ETHTOOL_STSO
+    ("gro", 0x2b, 0x2c), // ETHTOOL_GGRO, ETHTOOL_SGRO
+    ("gso", 0x23, 0x24), // ETHTOOL_GGSO, ETHTOOL_SGSO
+    ("tso", 0x1e, 0x1f), // ETHTOOL_GTSO, ETHTOOL_STSO
 ];
 const ETHTOOL_GFLAGS: u32 = 0x25;
 const ETHTOOL_SFLAGS: u32 = 0x26;
@@ -91,19 +91,35 @@ pub fn open(client_iface: &str, server_iface: &str) -> Result<Sides, EmuError> {
     }
     for iface in [client_iface, server_iface] {
         if let Some(pid) = gateway_on(iface) {
-            return Err(EmuError::Os(format!("interface {iface} is in use by another airlink gateway (pid {pid})")));
+            return Err(EmuError::Os(format!(
+                "interface {iface} is in use by another airlink gateway (pid {pid})"
+            )));
         }
         restore_stale(iface);
     }
-    let mut sides = Sides { client: packet_socket(client_iface)?, server: packet_socket(server_iface)?, mtu: u32::MAX, offloads: Offloads::default() };
+    let mut sides = Sides {
+        client: packet_socket(client_iface)?,
+        server: packet_socket(server_iface)?,
+        mtu: u32::MAX,
+        offloads: Offloads::default(),
+    };
     for iface in [client_iface, server_iface] {
         let on = offloads_on(iface)?;
-        std::fs::create_dir_all(STATE_DIR).map_err(|e| EmuError::Os(format!("{STATE_DIR}: {e}")))?;
-        std::fs::write(Saved::path(iface), format!("{}\n{}\n", this_process(), on.join(" ")))
-            .map_err(|e| EmuError::Os(format!("{}: {e}", Saved::path(iface).display())))?;
-        sides.offloads.0.push(Saved { iface: iface.to_owned(), on: on.clone() });
+        std::fs::create_dir_all(STATE_DIR)
+            .map_err(|e| EmuError::Os(format!("{STATE_DIR}: {e}")))?;
+        std::fs::write(
+            Saved::path(iface),
+            format!("{}\n{}\n", this_process(), on.join(" ")),
+        )
+        .map_err(|e| EmuError::Os(format!("{}: {e}", Saved::path(iface).display())))?;
+        sides.offloads.0.push(Saved {
+            iface: iface.to_owned(),
+            on: on.clone(),
+        });
         set_offloads(iface, &on, false)?;
-        sides.mtu = sides.mtu.min(read_sys(iface, "mtu")?.parse().unwrap_or(1500));
+        sides.mtu = sides
+            .mtu
+            .min(read_sys(iface, "mtu")?.parse().unwrap_or(1500));
     }
     Ok(sides)
 }
@@ -121,21 +137,40 @@ fn this_process() -> String {
 fn start_time(pid: i32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The name (field 2) may hold spaces and parentheses: count from its closing one.
-    stat.rsplit_once(')')?.1.split_whitespace().nth(19)?.parse().ok()
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(19)?
+        .parse()
+        .ok()
 }
 
 /// When `path` was last written, in clock ticks since boot (the unit of a start time; 0
 /// before this boot).
 fn written_ticks(path: &std::path::Path) -> Option<u64> {
-    let age = std::fs::metadata(path).ok()?.modified().ok()?.elapsed().unwrap_or_default();
-    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let age = std::fs::metadata(path)
+        .ok()?
+        .modified()
+        .ok()?
+        .elapsed()
+        .unwrap_or_default();
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: a valid timespec; plain getters.
-    let (rc, hz) = unsafe { (libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut now), libc::sysconf(libc::_SC_CLK_TCK)) };
+    let (rc, hz) = unsafe {
+        (
+            libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut now),
+            libc::sysconf(libc::_SC_CLK_TCK),
+        )
+    };
     if rc != 0 || hz <= 0 {
         return None;
     }
     // Written before this boot: before every process that runs now.
-    let since_boot = std::time::Duration::new(now.tv_sec as u64, now.tv_nsec as u32).saturating_sub(age);
+    let since_boot =
+        std::time::Duration::new(now.tv_sec as u64, now.tv_nsec as u32).saturating_sub(age);
     Some((since_boot.as_secs_f64() * hz as f64) as u64)
 }
 
@@ -144,7 +179,11 @@ fn written_ticks(path: &std::path::Path) -> Option<u64> {
 /// process). An older file's "PID" alone: that PID, if its process started before the file
 /// was written (`written`, ticks since boot; unknown: it counts) — one started since cannot
 /// have written it. `start_of` gives a live process's start time.
-fn writer_alive(first_line: &str, written: Option<u64>, start_of: impl Fn(i32) -> Option<u64>) -> Option<i32> {
+fn writer_alive(
+    first_line: &str,
+    written: Option<u64>,
+    start_of: impl Fn(i32) -> Option<u64>,
+) -> Option<i32> {
     let mut fields = first_line.split_whitespace();
     let pid: i32 = fields.next()?.parse().ok().filter(|&p| p > 0)?;
     let started = start_of(pid)?;
@@ -168,9 +207,21 @@ pub fn restore_stale(iface: &str) -> Vec<String> {
     if gateway_on(iface).is_some() {
         return Vec::new();
     }
-    let Ok(text) = std::fs::read_to_string(Saved::path(iface)) else { return Vec::new() };
-    let on: Vec<String> = text.lines().nth(1).unwrap_or("").split_whitespace().map(str::to_owned).collect();
-    Saved { iface: iface.to_owned(), on: on.clone() }.restore();
+    let Ok(text) = std::fs::read_to_string(Saved::path(iface)) else {
+        return Vec::new();
+    };
+    let on: Vec<String> = text
+        .lines()
+        .nth(1)
+        .unwrap_or("")
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    Saved {
+        iface: iface.to_owned(),
+        on: on.clone(),
+    }
+    .restore();
     on
 }
 
@@ -181,26 +232,40 @@ fn read_sys(iface: &str, what: &str) -> Result<String, EmuError> {
 }
 
 fn check_interface(iface: &str) -> Result<(), EmuError> {
-    let exists = !iface.is_empty() && !iface.contains('/') && std::path::Path::new("/sys/class/net").join(iface).exists();
+    let exists = !iface.is_empty()
+        && !iface.contains('/')
+        && std::path::Path::new("/sys/class/net").join(iface).exists();
     if !exists {
         let mut known: Vec<String> = std::fs::read_dir("/sys/class/net")
-            .map(|d| d.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect())
+            .map(|d| {
+                d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                    .collect()
+            })
             .unwrap_or_default();
         known.sort();
-        return Err(EmuError::Os(format!("no network interface named {iface:?}: expected one of {}", known.join(", "))));
+        return Err(EmuError::Os(format!(
+            "no network interface named {iface:?}: expected one of {}",
+            known.join(", ")
+        )));
     }
-    let flags = u32::from_str_radix(read_sys(iface, "flags")?.trim_start_matches("0x"), 16).unwrap_or(0);
+    let flags =
+        u32::from_str_radix(read_sys(iface, "flags")?.trim_start_matches("0x"), 16).unwrap_or(0);
     if flags & libc::IFF_UP as u32 == 0 {
-        return Err(EmuError::Os(format!("interface {iface} is down: bring it up first (ip link set {iface} up)")));
+        return Err(EmuError::Os(format!(
+            "interface {iface} is down: bring it up first (ip link set {iface} up)"
+        )));
     }
     Ok(())
 }
 
 fn ifindex(iface: &str) -> Result<i32, EmuError> {
-    let name = std::ffi::CString::new(iface).map_err(|_| EmuError::Os(format!("bad interface name {iface:?}")))?;
+    let name = std::ffi::CString::new(iface)
+        .map_err(|_| EmuError::Os(format!("bad interface name {iface:?}")))?;
     // SAFETY: a valid NUL-terminated name.
     match unsafe { libc::if_nametoindex(name.as_ptr()) } {
-        0 => Err(EmuError::Os(format!("no network interface named {iface:?}"))),
+        0 => Err(EmuError::Os(format!(
+            "no network interface named {iface:?}"
+        ))),
         i => Ok(i as i32),
     }
 }
@@ -210,16 +275,37 @@ fn ifindex(iface: &str) -> Result<i32, EmuError> {
 fn packet_socket(iface: &str) -> Result<OwnedFd, EmuError> {
     let index = ifindex(iface)?;
     let all = (libc::ETH_P_ALL as u16).to_be();
-    let os = |what: &str| EmuError::Os(format!("{what} on {iface}: {}", std::io::Error::last_os_error()));
+    let os = |what: &str| {
+        EmuError::Os(format!(
+            "{what} on {iface}: {}",
+            std::io::Error::last_os_error()
+        ))
+    };
     // SAFETY: plain socket calls on a descriptor owned from creation on.
-    let fd = new_fd(unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, all as i32) }, "packet socket")
-        .map_err(|e| EmuError::Os(format!("{e} (on {iface})")))?;
+    let fd = new_fd(
+        unsafe {
+            libc::socket(
+                libc::AF_PACKET,
+                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                all as i32,
+            )
+        },
+        "packet socket",
+    )
+    .map_err(|e| EmuError::Os(format!("{e} (on {iface})")))?;
     let mut addr: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
     addr.sll_family = libc::AF_PACKET as u16;
     addr.sll_protocol = all;
     addr.sll_ifindex = index;
     // SAFETY: a valid address of the right size.
-    if unsafe { libc::bind(fd.as_raw_fd(), (&addr as *const libc::sockaddr_ll).cast(), std::mem::size_of::<libc::sockaddr_ll>() as u32) } != 0 {
+    if unsafe {
+        libc::bind(
+            fd.as_raw_fd(),
+            (&addr as *const libc::sockaddr_ll).cast(),
+            std::mem::size_of::<libc::sockaddr_ll>() as u32,
+        )
+    } != 0
+    {
         return Err(os("bind"));
     }
     let mut mr: libc::packet_mreq = unsafe { std::mem::zeroed() };
@@ -228,18 +314,39 @@ fn packet_socket(iface: &str) -> Result<OwnedFd, EmuError> {
     setsockopt(&fd, libc::PACKET_ADD_MEMBERSHIP, &mr).map_err(|_| os("promiscuous mode"))?;
     // Our own writes would come back as outgoing frames of the interface.
     const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
-    setsockopt(&fd, PACKET_IGNORE_OUTGOING, &1i32).map_err(|_| os("PACKET_IGNORE_OUTGOING (Linux 4.20 or later)"))?;
+    setsockopt(&fd, PACKET_IGNORE_OUTGOING, &1i32)
+        .map_err(|_| os("PACKET_IGNORE_OUTGOING (Linux 4.20 or later)"))?;
     for opt in [libc::SO_RCVBUFFORCE, libc::SO_SNDBUFFORCE] {
         // SAFETY: a valid socket and an int option.
-        unsafe { libc::setsockopt(fd.as_raw_fd(), libc::SOL_SOCKET, opt, (&(4i32 << 20) as *const i32).cast(), 4) };
+        unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                opt,
+                (&(4i32 << 20) as *const i32).cast(),
+                4,
+            )
+        };
     }
     Ok(fd)
 }
 
 fn setsockopt<T>(fd: &OwnedFd, opt: libc::c_int, value: &T) -> Result<(), ()> {
     // SAFETY: a valid socket and a value of the option's type.
-    let rc = unsafe { libc::setsockopt(fd.as_raw_fd(), libc::SOL_PACKET, opt, (value as *const T).cast(), std::mem::size_of::<T>() as u32) };
-    if rc == 0 { Ok(()) } else { Err(()) }
+    let rc = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_PACKET,
+            opt,
+            (value as *const T).cast(),
+            std::mem::size_of::<T>() as u32,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(())
+    }
 }
 
 #[repr(C)]
@@ -258,10 +365,21 @@ struct IfReq {
 /// One legacy ethtool call on `iface`: returns the value's data.
 fn ethtool(iface: &str, cmd: u32, data: u32) -> std::io::Result<u32> {
     // SAFETY: a datagram socket only used for the ioctl, closed when dropped.
-    let sock = new_fd(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) }, "socket")?;
+    let sock = new_fd(
+        unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) },
+        "socket",
+    )?;
     let mut value = EthtoolValue { cmd, data };
-    let mut req = IfReq { name: [0; libc::IFNAMSIZ], data: &mut value, _pad: [0; 16] };
-    for (d, s) in req.name.iter_mut().zip(iface.bytes().take(libc::IFNAMSIZ - 1)) {
+    let mut req = IfReq {
+        name: [0; libc::IFNAMSIZ],
+        data: &mut value,
+        _pad: [0; 16],
+    };
+    for (d, s) in req
+        .name
+        .iter_mut()
+        .zip(iface.bytes().take(libc::IFNAMSIZ - 1))
+    {
         *d = s as libc::c_char;
     }
     // SAFETY: a valid socket and request whose data points at a live ethtool_value.
@@ -273,7 +391,11 @@ fn ethtool(iface: &str, cmd: u32, data: u32) -> std::io::Result<u32> {
 
 /// The offloads that are on (among GRO, GSO, TSO, LRO); those the driver does not report count as off.
 fn offloads_on(iface: &str) -> Result<Vec<String>, EmuError> {
-    let mut on: Vec<String> = OFFLOADS.iter().filter(|(_, get, _)| ethtool(iface, *get, 0).unwrap_or(0) != 0).map(|(n, ..)| n.to_string()).collect();
+    let mut on: Vec<String> = OFFLOADS
+        .iter()
+        .filter(|(_, get, _)| ethtool(iface, *get, 0).unwrap_or(0) != 0)
+        .map(|(n, ..)| n.to_string())
+        .collect();
     if ethtool(iface, ETHTOOL_GFLAGS, 0).unwrap_or(0) & ETH_FLAG_LRO != 0 {
         on.push("lro".into());
     }
@@ -286,15 +408,24 @@ fn set_offloads(iface: &str, names: &[String], on: bool) -> Result<(), EmuError>
     for name in names {
         let result = if name == "lro" {
             ethtool(iface, ETHTOOL_GFLAGS, 0).and_then(|flags| {
-                let flags = if on { flags | ETH_FLAG_LRO } else { flags & !ETH_FLAG_LRO };
+                let flags = if on {
+                    flags | ETH_FLAG_LRO
+                } else {
+                    flags & !ETH_FLAG_LRO
+                };
                 ethtool(iface, ETHTOOL_SFLAGS, flags)
             })
         } else {
-            let (_, _, set) = OFFLOADS.iter().find(|(n, ..)| n == name).expect("a known offload");
+            let (_, _, set) = OFFLOADS
+                .iter()
+                .find(|(n, ..)| n == name)
+                .expect("a known offload");
             ethtool(iface, *set, on as u32)
         };
         if let (Err(e), false) = (result, on) {
-            return Err(EmuError::Os(format!("cannot turn {name} off on {iface}: {e}")));
+            return Err(EmuError::Os(format!(
+                "cannot turn {name} off on {iface}: {e}"
+            )));
         }
     }
     Ok(())
@@ -309,11 +440,23 @@ mod tests {
         // PID 7 runs, started at tick 500.
         let start_of = |pid: i32| (pid == 7).then_some(500u64);
         assert_eq!(writer_alive("7 500", None, start_of), Some(7));
-        assert_eq!(writer_alive("7 499", Some(1000), start_of), None, "another process has that PID now");
-        assert_eq!(writer_alive("8 500", None, start_of), None, "no such process");
+        assert_eq!(
+            writer_alive("7 499", Some(1000), start_of),
+            None,
+            "another process has that PID now"
+        );
+        assert_eq!(
+            writer_alive("8 500", None, start_of),
+            None,
+            "no such process"
+        );
         // An older file names the PID alone: its process must have started before the file.
         assert_eq!(writer_alive("7", Some(600), start_of), Some(7));
-        assert_eq!(writer_alive("7", Some(400), start_of), None, "started after the file was written");
+        assert_eq!(
+            writer_alive("7", Some(400), start_of),
+            None,
+            "started after the file was written"
+        );
         assert_eq!(writer_alive("7", None, start_of), Some(7));
         for junk in ["", "x", "-1 5", "0"] {
             assert_eq!(writer_alive(junk, None, |_| Some(1)), None, "{junk:?}");
@@ -323,8 +466,18 @@ mod tests {
     #[test]
     fn this_process_is_named_by_its_pid_and_start_time() {
         let me = this_process();
-        assert_eq!(writer_alive(&me, None, start_time), Some(std::process::id() as i32));
+        assert_eq!(
+            writer_alive(&me, None, start_time),
+            Some(std::process::id() as i32)
+        );
         let (pid, t) = me.split_once(' ').unwrap();
-        assert_eq!(writer_alive(&format!("{pid} {}", t.parse::<u64>().unwrap() + 1), None, start_time), None);
+        assert_eq!(
+            writer_alive(
+                &format!("{pid} {}", t.parse::<u64>().unwrap() + 1),
+                None,
+                start_time
+            ),
+            None
+        );
     }
 }

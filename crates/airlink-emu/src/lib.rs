@@ -32,9 +32,9 @@ pub mod udpgen;
 pub mod wire;
 pub mod writer;
 
-use airlink_scenario::Scenario;
 use airlink_net::metrics::{Column, Recorder, Table};
 use airlink_net::{FlowSummary, LinkSummary, Network};
+use airlink_scenario::Scenario;
 use datapath::{DatapathConfig, DatapathParts, DatapathReport, LiveCounters, StopHandle};
 use ns::{Namespace, NsError, CLIENT_ADDR, SERVER_ADDR};
 use packet::EmuPacket;
@@ -121,7 +121,11 @@ pub const RECORDED_SYSCTLS: &[&str] = &[
     "net.ipv6.conf.all.disable_ipv6",
 ];
 
-type DatapathResult = (Vec<airlink_net::build::BuiltLink<EmuPacket>>, DatapathReport, rt::RtReport);
+type DatapathResult = (
+    Vec<airlink_net::build::BuiltLink<EmuPacket>>,
+    DatapathReport,
+    rt::RtReport,
+);
 
 /// A running emulation; see the crate documentation.
 pub struct Emulation {
@@ -158,8 +162,12 @@ pub struct Emulation {
 
 /// The client's and the server's pcap files, when asked for.
 fn open_pcaps(opts: &EmuOptions) -> Result<(Option<writer::Pcap>, Option<writer::Pcap>), EmuError> {
-    let Some(dir) = &opts.pcap_dir else { return Ok((None, None)) };
-    let open = |side: &str| writer::open_pcap(&dir.join(format!("{side}.pcap")), opts.snaplen).map_err(EmuError::Output);
+    let Some(dir) = &opts.pcap_dir else {
+        return Ok((None, None));
+    };
+    let open = |side: &str| {
+        writer::open_pcap(&dir.join(format!("{side}.pcap")), opts.snaplen).map_err(EmuError::Output)
+    };
     Ok((Some(open("client")?), Some(open("server")?)))
 }
 
@@ -187,8 +195,15 @@ impl Emulation {
         let network = Network::<EmuPacket>::build(s).map_err(|e| EmuError::Build(e.0))?;
         // The datapath tells a flow's packets by their server port: airlink's own flows by
         // theirs, the kernel's applications by the port the scenario gives them.
-        let mut ports: Vec<(u16, u16)> = (0..s.flow.len()).map(|i| (stack::ports(i).0, i as u16)).collect();
-        ports.extend(s.flow.iter().enumerate().filter_map(|(i, f)| f.port.map(|p| (p, i as u16))));
+        let mut ports: Vec<(u16, u16)> = (0..s.flow.len())
+            .map(|i| (stack::ports(i).0, i as u16))
+            .collect();
+        ports.extend(
+            s.flow
+                .iter()
+                .enumerate()
+                .filter_map(|(i, f)| f.port.map(|p| (p, i as u16))),
+        );
         let e = &s.emulation;
         // Output files first: a bad path is refused before anything is created.
         let (pc, ps) = open_pcaps(opts)?;
@@ -210,11 +225,18 @@ impl Emulation {
                 })?;
             }
             for (k, v) in &e.sysctl {
-                n.set_sysctl(k, v).map_err(|err| EmuError::Os(format!("emulation.sysctl in the {label} namespace: {err}")))?;
+                n.set_sysctl(k, v).map_err(|err| {
+                    EmuError::Os(format!("emulation.sysctl in the {label} namespace: {err}"))
+                })?;
             }
             sysctls.insert(label, n.get_sysctls(RECORDED_SYSCTLS));
         }
-        let sides = Sides { client: client_fd, server: server_fd, mtu: e.mtu, framing: datapath::Framing::Ip };
+        let sides = Sides {
+            client: client_fd,
+            server: server_fd,
+            mtu: e.mtu,
+            framing: datapath::Framing::Ip,
+        };
         let mut emulation = Self::launch(s, network, ports, (pc, ps), sides, opts)?;
         emulation.server = Some(server);
         emulation.client = Some(client);
@@ -225,22 +247,43 @@ impl Emulation {
 
     /// Starts a gateway: the scenario's links between two existing interfaces (see
     /// [`gateway`]); the hosts on either side are the client and the server.
-    pub fn start_gateway(s: &Scenario, opts: &EmuOptions, client_iface: &str, server_iface: &str) -> Result<Emulation, EmuError> {
+    pub fn start_gateway(
+        s: &Scenario,
+        opts: &EmuOptions,
+        client_iface: &str,
+        server_iface: &str,
+    ) -> Result<Emulation, EmuError> {
         let resolved = airlink_net::build::resolve(s).map_err(|e| EmuError::Build(e.0))?;
         let s = &resolved;
         let network = Network::<EmuPacket>::build(s).map_err(|e| EmuError::Build(e.0))?;
-        let ports: Vec<(u16, u16)> = s.flow.iter().enumerate().filter_map(|(i, f)| f.port.map(|p| (p, i as u16))).collect();
+        let ports: Vec<(u16, u16)> = s
+            .flow
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| f.port.map(|p| (p, i as u16)))
+            .collect();
         let pcaps = open_pcaps(opts)?;
         let opened = gateway::open(client_iface, server_iface)?;
-        let sides = Sides { client: opened.client, server: opened.server, mtu: opened.mtu, framing: datapath::Framing::Ethernet };
+        let sides = Sides {
+            client: opened.client,
+            server: opened.server,
+            mtu: opened.mtu,
+            framing: datapath::Framing::Ethernet,
+        };
         let mut emulation = Self::launch(s, network, ports, pcaps, sides, opts)?;
         emulation.offloads = Some(opened.offloads);
         Ok(emulation)
     }
 
     /// Starts the writer and datapath threads between two sides.
-    fn launch(s: &Scenario, network: Network<EmuPacket>, ports: Vec<(u16, u16)>, (pc, ps): (Option<writer::Pcap>, Option<writer::Pcap>),
-              sides: Sides, opts: &EmuOptions) -> Result<Emulation, EmuError> {
+    fn launch(
+        s: &Scenario,
+        network: Network<EmuPacket>,
+        ports: Vec<(u16, u16)>,
+        (pc, ps): (Option<writer::Pcap>, Option<writer::Pcap>),
+        sides: Sides,
+        opts: &EmuOptions,
+    ) -> Result<Emulation, EmuError> {
         let (tx, rx) = std::sync::mpsc::sync_channel(1 << 16);
         let record_bytes = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let series = Arc::new(Mutex::new(writer::Series::default()));
@@ -252,15 +295,22 @@ impl Emulation {
             let record_bytes = record_bytes.clone();
             std::thread::Builder::new()
                 .name("airlink-writer".into())
-                .spawn(move || writer::run(rx, record_bytes, pc, ps, series, origin, realtime_offset))
+                .spawn(move || {
+                    writer::run(rx, record_bytes, pc, ps, series, origin, realtime_offset)
+                })
                 .map_err(|e| EmuError::Os(format!("cannot start the writer thread: {e}")))?
         };
-        let (control_mailbox, control_inbox) = control::mailbox().map_err(|e| EmuError::Os(e.to_string()))?;
+        let (control_mailbox, control_inbox) =
+            control::mailbox().map_err(|e| EmuError::Os(e.to_string()))?;
         let params = airlink_net::build::link_parameters(s).map_err(|e| EmuError::Build(e.0))?;
         let cfg = DatapathConfig {
             guard_ns: opts.guard_ns,
             sample_interval: s.sample_interval.0,
-            snaplen: if opts.pcap_dir.is_some() { opts.snaplen } else { 0 },
+            snaplen: if opts.pcap_dir.is_some() {
+                opts.snaplen
+            } else {
+                0
+            },
             rt_fifo: opts.realtime,
             mlock: opts.realtime && opts.mlock,
             max_in_flight_bytes: opts.max_in_flight_bytes,
@@ -306,7 +356,10 @@ impl Emulation {
             pcap_dir: opts.pcap_dir.clone(),
             flow_ports: Vec::new(),
             stack: None,
-            recorder: Arc::new(Mutex::new(Recorder { enabled: true, ..Default::default() })),
+            recorder: Arc::new(Mutex::new(Recorder {
+                enabled: true,
+                ..Default::default()
+            })),
             sysctls: BTreeMap::new(),
             host_changes: Vec::new(),
             finished: None,
@@ -337,12 +390,15 @@ impl Emulation {
     /// Listens for live control at `path` (a Unix socket; see [`control`]) until the run stops.
     pub fn listen(&mut self, path: &std::path::Path) -> Result<(), EmuError> {
         if self.control_server.is_some() {
-            return Err(EmuError::Os("the emulation listens for control already".into()));
+            return Err(EmuError::Os(
+                "the emulation listens for control already".into(),
+            ));
         }
         if self.finished.is_some() {
             return Err(EmuError::Os("the emulation has stopped".into()));
         }
-        self.control_server = Some(control::ControlServer::start(path, self.control.clone()).map_err(EmuError::Os)?);
+        self.control_server =
+            Some(control::ControlServer::start(path, self.control.clone()).map_err(EmuError::Os)?);
         Ok(())
     }
 
@@ -373,7 +429,15 @@ impl Emulation {
         let env = vec![
             ("AIRLINK_SERVER".to_string(), SERVER_ADDR.to_string()),
             ("AIRLINK_CLIENT".to_string(), CLIENT_ADDR.to_string()),
-            ("AIRLINK_SIDE".to_string(), if role == Role::Client { "client" } else { "server" }.to_string()),
+            (
+                "AIRLINK_SIDE".to_string(),
+                if role == Role::Client {
+                    "client"
+                } else {
+                    "server"
+                }
+                .to_string(),
+            ),
         ];
         Ok(n.spawn(command, &env, stdout, stderr, stdin_null)?)
     }
@@ -389,7 +453,9 @@ impl Emulation {
             return Err(EmuError::Os("the emulation has stopped".into()));
         };
         if self.scenario.flow.is_empty() {
-            return Err(EmuError::Build("the scenario has no [[flow]] to run".into()));
+            return Err(EmuError::Build(
+                "the scenario has no [[flow]] to run".into(),
+            ));
         }
         // Every flow is checked before any socket exists.
         let mut built = Vec::with_capacity(self.scenario.flow.len());
@@ -419,7 +485,11 @@ impl Emulation {
         let mut flow_ports = Vec::with_capacity(built.len());
         for (i, (flow, protocol)) in built.into_iter().enumerate() {
             let (server_port, client_port) = stack::ports(i);
-            flow_ports.push(native::FlowPorts { server: server_port, client: client_port, protocol });
+            flow_ports.push(native::FlowPorts {
+                server: server_port,
+                client: client_port,
+                protocol,
+            });
             flows.push(stack::StackFlow {
                 flow,
                 protocol,
@@ -459,10 +529,18 @@ impl Emulation {
     /// simulation's: `live` (1: a change made through the control socket) and
     /// `wall_time_ns` (the wall clock at the event's emulated instant, ns since the epoch).
     pub fn drain(&self) -> Vec<(&'static str, Table)> {
-        let mut tables = self.series.lock().unwrap_or_else(|p| p.into_inner()).drain();
+        let mut tables = self
+            .series
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain();
         // Also after `stop`: the last rows are drained then.
         if !self.flow_ports.is_empty() {
-            let flows = self.recorder.lock().unwrap_or_else(|p| p.into_inner()).drain();
+            let flows = self
+                .recorder
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .drain();
             for (name, table) in flows {
                 match name {
                     "flows" | "intervals" | "rtt" => tables.push((name, table)),
@@ -481,7 +559,10 @@ impl Emulation {
         for (name, table) in tables.iter_mut() {
             if *name == "events" {
                 let wall = match table.columns.first() {
-                    Some(("time_ns", Column::U64(t))) => t.iter().map(|&t| (self.origin_wall_ns + t as i128).max(0) as u64).collect(),
+                    Some(("time_ns", Column::U64(t))) => t
+                        .iter()
+                        .map(|&t| (self.origin_wall_ns + t as i128).max(0) as u64)
+                        .collect(),
                     _ => Vec::new(),
                 };
                 table.columns.push(("wall_time_ns", Column::U64(wall)));
@@ -493,11 +574,20 @@ impl Emulation {
     /// The `live` column of the stack's events (flow starts and stops): 1 for those made
     /// through the control socket.
     fn mark_live(&self, mut table: Table) -> Table {
-        let col = |name: &str| table.columns.iter().find(|(n, _)| *n == name).map(|(_, c)| c);
+        let col = |name: &str| {
+            table
+                .columns
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, c)| c)
+        };
         let live = match (col("time_ns"), col("flow"), col("kind")) {
-            (Some(Column::U64(t)), Some(Column::U64(f)), Some(Column::Str(k))) => {
-                t.iter().zip(f).zip(k).map(|((&t, &f), k)| self.control.live_flow_events.take(t, f as u32, k) as u64).collect()
-            }
+            (Some(Column::U64(t)), Some(Column::U64(f)), Some(Column::Str(k))) => t
+                .iter()
+                .zip(f)
+                .zip(k)
+                .map(|((&t, &f), k)| self.control.live_flow_events.take(t, f as u32, k) as u64)
+                .collect(),
             _ => Vec::new(),
         };
         table.columns.push(("live", Column::U64(live)));
@@ -520,26 +610,40 @@ impl Emulation {
             h.stop();
             thread.join().ok()
         });
-        let checksum_drops: BTreeMap<&'static str, u64> = [("client", &self.client), ("server", &self.server)]
-            .into_iter()
-            .filter_map(|(label, n)| Some((label, udp_checksum_errors(n.as_ref()?)?)))
-            .collect();
+        let checksum_drops: BTreeMap<&'static str, u64> =
+            [("client", &self.client), ("server", &self.server)]
+                .into_iter()
+                .filter_map(|(label, n)| Some((label, udp_checksum_errors(n.as_ref()?)?)))
+                .collect();
         // Before the namespaces go: what their kernels dropped at the TUN devices.
-        let tun: BTreeMap<&'static str, TunCounters> = [("client", &self.client), ("server", &self.server)]
+        let tun: BTreeMap<&'static str, TunCounters> =
+            [("client", &self.client), ("server", &self.server)]
+                .into_iter()
+                .filter_map(|(label, n)| Some((label, tun_counters(n.as_ref()?)?)))
+                .collect();
+        for n in [self.client.take(), self.server.take()]
             .into_iter()
-            .filter_map(|(label, n)| Some((label, tun_counters(n.as_ref()?)?)))
-            .collect();
-        for n in [self.client.take(), self.server.take()].into_iter().flatten() {
+            .flatten()
+        {
             drop(n);
         }
         self.stop.stop();
         let (links, report, rt) = match self.datapath.take().map(|h| h.join()) {
             Some(Ok(r)) => r,
-            _ => (Vec::new(), DatapathReport::default(), rt::RtReport::default()),
+            _ => (
+                Vec::new(),
+                DatapathReport::default(),
+                rt::RtReport::default(),
+            ),
         };
-        let writer = self.writer.take().and_then(|h| h.join().ok()).unwrap_or_default();
+        let writer = self
+            .writer
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default();
         drop(self.offloads.take());
-        let process_cpu_s = timing::process_cpu_ns().saturating_sub(self.process_cpu0) as f64 * 1e-9;
+        let process_cpu_s =
+            timing::process_cpu_ns().saturating_sub(self.process_cpu0) as f64 * 1e-9;
         let mut summary = summary(&self.scenario, &links, report, rt, &writer, tun);
         // CPU of every airlink thread, not only the datapath's: the process's total covers the
         // writer, airlink's own endpoints and the controlling thread (Python's) too.
@@ -551,13 +655,22 @@ impl Emulation {
         };
         if let (Some(dir), false) = (&self.pcap_dir, self.flow_ports.is_empty()) {
             // airlink's own TCP and DCCP appear in the captures as the real protocols.
-            let native = ["client", "server"].map(|side| (side, native::rewrite_pcap(&dir.join(format!("{side}.pcap")), &self.flow_ports).into()));
+            let native = ["client", "server"].map(|side| {
+                (
+                    side,
+                    native::rewrite_pcap(&dir.join(format!("{side}.pcap")), &self.flow_ports)
+                        .into(),
+                )
+            });
             summary.pcap.native_packets = Some(native.into_iter().collect());
         }
         if let Some(mut stack) = stack {
             summary.flows = Some(std::mem::take(&mut stack.flows));
             // Corrupted datagrams never reach airlink's endpoints: the kernels count them.
-            summary.stack = Some(StackSummary { report: stack, udp_checksum_drops: checksum_drops });
+            summary.stack = Some(StackSummary {
+                report: stack,
+                udp_checksum_drops: checksum_drops,
+            });
         }
         self.finished = Some(summary.clone());
         summary
@@ -566,9 +679,20 @@ impl Emulation {
 
 /// A connected, non-blocking UDP socket in namespace `n`, with buffers large enough that the
 /// socket never drops what the emulated link delivers in a burst.
-fn flow_socket(n: &Namespace, local: &str, port: u16, peer: &str, peer_port: u16) -> Result<std::net::UdpSocket, EmuError> {
+fn flow_socket(
+    n: &Namespace,
+    local: &str,
+    port: u16,
+    peer: &str,
+    peer_port: u16,
+) -> Result<std::net::UdpSocket, EmuError> {
     let socket = n.within(|| {
-        let err = |e: std::io::Error| NsError(format!("UDP socket {local}:{port} in the {} namespace: {e}", n.label));
+        let err = |e: std::io::Error| {
+            NsError(format!(
+                "UDP socket {local}:{port} in the {} namespace: {e}",
+                n.label
+            ))
+        };
         let s = std::net::UdpSocket::bind((local, port)).map_err(err)?;
         s.connect((peer, peer_port)).map_err(err)?;
         s.set_nonblocking(true).map_err(err)?;
@@ -606,9 +730,18 @@ pub struct TunCounters {
 }
 
 fn tun_counters(n: &Namespace) -> Option<TunCounters> {
-    let dev = n.within(|| std::fs::read_to_string("/proc/thread-self/net/dev").map_err(|e| NsError(e.to_string()))).ok()?;
-    let line = dev.lines().find_map(|l| l.trim_start().strip_prefix(&format!("{}:", ns::IFNAME)))?;
-    let v: Vec<u64> = line.split_whitespace().map(|x| x.parse().unwrap_or(0)).collect();
+    let dev = n
+        .within(|| {
+            std::fs::read_to_string("/proc/thread-self/net/dev").map_err(|e| NsError(e.to_string()))
+        })
+        .ok()?;
+    let line = dev
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix(&format!("{}:", ns::IFNAME)))?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
     // rx: bytes packets errs drop fifo frame compressed multicast; tx: bytes packets errs drop ...
     (v.len() >= 12).then(|| TunCounters {
         rx_packets: v[1],
@@ -622,7 +755,12 @@ fn tun_counters(n: &Namespace) -> Option<TunCounters> {
 
 /// `Udp: InCsumErrors` of a namespace's kernel: datagrams dropped for a bad checksum.
 fn udp_checksum_errors(n: &Namespace) -> Option<u64> {
-    let snmp = n.within(|| std::fs::read_to_string("/proc/thread-self/net/snmp").map_err(|e| NsError(e.to_string()))).ok()?;
+    let snmp = n
+        .within(|| {
+            std::fs::read_to_string("/proc/thread-self/net/snmp")
+                .map_err(|e| NsError(e.to_string()))
+        })
+        .ok()?;
     let mut udp = snmp.lines().filter(|l| l.starts_with("Udp: "));
     let (names, values) = (udp.next()?, udp.next()?);
     let at = names.split_whitespace().position(|w| w == "InCsumErrors")?;
@@ -642,7 +780,10 @@ fn allow_congestion_control(cc: &str, changes: &mut Vec<String>) {
     }
     let wanted = format!("{} {cc}", current.trim());
     if std::fs::write(ALLOWED, &wanted).is_ok() {
-        changes.push(format!("net.ipv4.tcp_allowed_congestion_control: \"{}\" -> \"{wanted}\"", current.trim()));
+        changes.push(format!(
+            "net.ipv4.tcp_allowed_congestion_control: \"{}\" -> \"{wanted}\"",
+            current.trim()
+        ));
     }
 }
 
@@ -770,10 +911,16 @@ fn summary(
     let links: Vec<LinkSummary> = links
         .iter()
         .zip(&report.outage_drops)
-        .map(|(l, &outage_drops)| LinkSummary { outage_drops, ..LinkSummary::of(l.name, l.model, l.link.as_ref(), 0) })
+        .map(|(l, &outage_drops)| LinkSummary {
+            outage_drops,
+            ..LinkSummary::of(l.name, l.model, l.link.as_ref(), 0)
+        })
         .collect();
     // Every drop the scenario did not ask for, by cause.
-    let kernel_drops: u64 = tun.values().map(|t| t.tx_dropped + t.rx_dropped + t.tx_errors + t.rx_errors).sum();
+    let kernel_drops: u64 = tun
+        .values()
+        .map(|t| t.tx_dropped + t.rx_dropped + t.tx_errors + t.rx_errors)
+        .sum();
     let mut warnings = Vec::new();
     for (dir, n) in ["downlink", "uplink"].iter().zip(report.in_flight_drops) {
         if n > 0 {
@@ -784,7 +931,9 @@ fn summary(
         }
     }
     if kernel_drops > 0 {
-        warnings.push(format!("the kernels dropped {kernel_drops} packets at the TUN devices (see drops.kernel)"));
+        warnings.push(format!(
+            "the kernels dropped {kernel_drops} packets at the TUN devices (see drops.kernel)"
+        ));
     }
     if report.records_lost > 0 {
         warnings.push(format!(
@@ -806,16 +955,30 @@ fn summary(
         links,
         flows: None,
         drops: Drops {
-            in_flight_limit: ByDirection { downlink: report.in_flight_drops[0], uplink: report.in_flight_drops[1] },
-            malformed: BySide { client: report.malformed_client, server: report.malformed_server },
+            in_flight_limit: ByDirection {
+                downlink: report.in_flight_drops[0],
+                uplink: report.in_flight_drops[1],
+            },
+            malformed: BySide {
+                client: report.malformed_client,
+                server: report.malformed_server,
+            },
             write_errors: report.write_errors,
             kernel: tun,
             records_lost: report.records_lost + writer.rows_lost,
         },
         warnings,
-        realtime: Realtime { granted: rt.all_granted(), warnings: rt.warnings(), refused: rt },
+        realtime: Realtime {
+            granted: rt.all_granted(),
+            warnings: rt.warnings(),
+            refused: rt,
+        },
         datapath: report,
-        pcap: PcapSummary { records: writer.pcap_records, errors: writer.errors.clone(), native_packets: None },
+        pcap: PcapSummary {
+            records: writer.pcap_records,
+            errors: writer.errors.clone(),
+            native_packets: None,
+        },
         cpu: Cpu::default(),
         stack: None,
     }

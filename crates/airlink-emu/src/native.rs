@@ -27,7 +27,8 @@ pub struct FlowPorts {
 /// original); returns how many packets became TCP or DCCP.
 pub fn rewrite_pcap(path: &Path, flows: &[FlowPorts]) -> Result<u64, String> {
     let err = |e: &dyn std::fmt::Display| format!("rewriting {}: {e}", path.display());
-    let mut reader = PcapReader::new(BufReader::new(File::open(path).map_err(|e| err(&e))?)).map_err(|e| err(&e))?;
+    let mut reader = PcapReader::new(BufReader::new(File::open(path).map_err(|e| err(&e))?))
+        .map_err(|e| err(&e))?;
     let tmp = path.with_extension("pcap.native");
     let out = BufWriter::new(File::create(&tmp).map_err(|e| err(&e))?);
     let mut writer = PcapWriter::with_header(out, reader.header()).map_err(|e| err(&e))?;
@@ -56,8 +57,13 @@ pub fn native_packet(data: &[u8], orig_len: u32, flows: &[FlowPorts]) -> Option<
     }
     let ihl = (data[0] & 0x0f) as usize * 4;
     let udp = data.get(ihl..ihl + 8)?;
-    let (sport, dport) = (u16::from_be_bytes([udp[0], udp[1]]), u16::from_be_bytes([udp[2], udp[3]]));
-    let flow = flows.iter().find(|f| (sport, dport) == (f.server, f.client) || (sport, dport) == (f.client, f.server))?;
+    let (sport, dport) = (
+        u16::from_be_bytes([udp[0], udp[1]]),
+        u16::from_be_bytes([udp[2], udp[3]]),
+    );
+    let flow = flows.iter().find(|f| {
+        (sport, dport) == (f.server, f.client) || (sport, dport) == (f.client, f.server)
+    })?;
     let inner = &data[ihl + 8..];
     let (proto, mut transport) = match flow.protocol {
         Protocol::Tcp => (6, tcp_header(inner, sport, dport)?),
@@ -109,7 +115,8 @@ fn dccp_header(inner: &[u8], sport: u16, dport: u16) -> Option<Vec<u8>> {
     let fixed = inner.get(..8)?;
     let kind = fixed[0] & 0x07;
     let packet_type = crate::wire::type_of(kind).ok()?;
-    let words = 4 + 2 * packet_type.has_ack() as u8 + crate::wire::has_code(packet_type) as u8 + fixed[1];
+    let words =
+        4 + 2 * packet_type.has_ack() as u8 + crate::wire::has_code(packet_type) as u8 + fixed[1];
     let mut h = Vec::with_capacity(inner.len() + 8);
     h.extend_from_slice(&sport.to_be_bytes());
     h.extend_from_slice(&dport.to_be_bytes());
@@ -152,8 +159,16 @@ mod tests {
     use etherparse::{NetSlice, SlicedPacket, TransportSlice};
 
     const FLOWS: &[FlowPorts] = &[
-        FlowPorts { server: 47_000, client: 46_000, protocol: Protocol::Tcp },
-        FlowPorts { server: 47_001, client: 46_001, protocol: Protocol::Dccp },
+        FlowPorts {
+            server: 47_000,
+            client: 46_000,
+            protocol: Protocol::Tcp,
+        },
+        FlowPorts {
+            server: 47_001,
+            client: 46_001,
+            protocol: Protocol::Dccp,
+        },
     ];
 
     /// The IPv4/UDP datagram the emulator carries for `pdu`.
@@ -161,7 +176,9 @@ mod tests {
         let mut payload = Vec::new();
         encode(pdu, &mut payload);
         let total = (payload.len() as u32 + IP_UDP_HEADERS) as u16;
-        let mut p = vec![0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 77, 0, 1, 10, 77, 0, 2];
+        let mut p = vec![
+            0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 77, 0, 1, 10, 77, 0, 2,
+        ];
         p[2..4].copy_from_slice(&total.to_be_bytes());
         p.extend_from_slice(&sport.to_be_bytes());
         p.extend_from_slice(&dport.to_be_bytes());
@@ -187,35 +204,68 @@ mod tests {
         assert_eq!(tcp.len(), udp.len());
         assert_eq!(tcp.len() as u32, seg.wire_len());
         let sliced = SlicedPacket::from_ip(&tcp).expect("parses");
-        let Some(TransportSlice::Tcp(t)) = sliced.transport else { panic!("not TCP") };
+        let Some(TransportSlice::Tcp(t)) = sliced.transport else {
+            panic!("not TCP")
+        };
         assert_eq!((t.source_port(), t.destination_port()), (47_000, 46_000));
-        assert_eq!((t.sequence_number(), t.acknowledgment_number(), t.window_size()), (1_000_001, 1, 65_535));
+        assert_eq!(
+            (
+                t.sequence_number(),
+                t.acknowledgment_number(),
+                t.window_size()
+            ),
+            (1_000_001, 1, 65_535)
+        );
         assert!(t.ack() && !t.syn() && !t.fin());
         assert_eq!(t.payload().len(), 1448);
-        let Some(NetSlice::Ipv4(ip)) = sliced.net else { panic!() };
+        let Some(NetSlice::Ipv4(ip)) = sliced.net else {
+            panic!()
+        };
         let h = ip.header().to_header();
         assert_eq!(h.header_checksum, h.calc_header_checksum());
         let t = t.to_header();
-        assert_eq!(t.checksum, t.calc_checksum_ipv4(&h, &vec![0u8; 1448]).unwrap());
-        assert!(t.options.elements_iter().any(|o| matches!(o, Ok(etherparse::TcpOptionElement::Timestamp(11, 7)))));
+        assert_eq!(
+            t.checksum,
+            t.calc_checksum_ipv4(&h, &vec![0u8; 1448]).unwrap()
+        );
+        assert!(t
+            .options
+            .elements_iter()
+            .any(|o| matches!(o, Ok(etherparse::TcpOptionElement::Timestamp(11, 7)))));
     }
 
     #[test]
     fn sack_options_and_syn_flags_carry_over() {
-        let syn = Segment { flags: Flags::SYN, mss_option: Some(1460), sack_permitted: true, ..Default::default() };
+        let syn = Segment {
+            flags: Flags::SYN,
+            mss_option: Some(1460),
+            sack_permitted: true,
+            ..Default::default()
+        };
         let udp = datagram(&Pdu::Tcp(syn), 47_000, 46_000);
         let tcp = native_packet(&udp, udp.len() as u32, FLOWS).unwrap();
-        let Some(TransportSlice::Tcp(t)) = SlicedPacket::from_ip(&tcp).unwrap().transport else { panic!() };
+        let Some(TransportSlice::Tcp(t)) = SlicedPacket::from_ip(&tcp).unwrap().transport else {
+            panic!()
+        };
         assert!(t.syn() && !t.ack());
-        let ack = Segment { ack: 5001, len: 100, flags: Flags::ACK, sack: SackBlocks::from_slice(&[(7897, 9345)]), ..Default::default() };
+        let ack = Segment {
+            ack: 5001,
+            len: 100,
+            flags: Flags::ACK,
+            sack: SackBlocks::from_slice(&[(7897, 9345)]),
+            ..Default::default()
+        };
         let udp = datagram(&Pdu::Tcp(ack), 46_000, 47_000);
         let tcp = native_packet(&udp[..60], udp.len() as u32, FLOWS).unwrap(); // truncated capture
         let (t, _) = etherparse::TcpHeader::from_slice(&tcp[20..]).expect("a whole TCP header");
         assert_eq!((t.checksum, t.acknowledgment_number), (0, 5001));
-        assert!(t
-            .options
-            .elements_iter()
-            .any(|o| matches!(o, Ok(etherparse::TcpOptionElement::SelectiveAcknowledgement((7897, 9345), _)))));
+        assert!(t.options.elements_iter().any(|o| matches!(
+            o,
+            Ok(etherparse::TcpOptionElement::SelectiveAcknowledgement(
+                (7897, 9345),
+                _
+            ))
+        )));
     }
 
     #[test]

@@ -49,7 +49,14 @@ fn die_with_parent(cmd: &mut Command) {
     // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
     unsafe {
         cmd.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
                 return Err(io::Error::last_os_error());
             }
             // The parent may have died between fork and prctl.
@@ -74,23 +81,42 @@ impl Namespace {
     /// Creates the namespaces; `label` ("client", "server") appears in errors.
     pub fn create(label: &'static str) -> Result<Namespace, NsError> {
         let mut cmd = Command::new("unshare");
-        cmd.args(["--net", "--pid", "--fork", "--kill-child=SIGKILL", "sleep", "infinity"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
+        cmd.args([
+            "--net",
+            "--pid",
+            "--fork",
+            "--kill-child=SIGKILL",
+            "sleep",
+            "infinity",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
         die_with_parent(&mut cmd);
-        let mut holder = cmd.spawn().map_err(|e| NsError(format!("cannot start `unshare` (util-linux) for the {label} namespace: {e}")))?;
+        let mut holder = cmd.spawn().map_err(|e| {
+            NsError(format!(
+                "cannot start `unshare` (util-linux) for the {label} namespace: {e}"
+            ))
+        })?;
         let upid = holder.id();
         // The child of `unshare` is PID 1 of the new namespace; wait for it to exist.
         let t0 = StdInstant::now();
         let init_pid = loop {
-            let children = std::fs::read_to_string(format!("/proc/{upid}/task/{upid}/children")).unwrap_or_default();
-            if let Some(pid) = children.split_whitespace().next().and_then(|p| p.parse::<u32>().ok()) {
+            let children = std::fs::read_to_string(format!("/proc/{upid}/task/{upid}/children"))
+                .unwrap_or_default();
+            if let Some(pid) = children
+                .split_whitespace()
+                .next()
+                .and_then(|p| p.parse::<u32>().ok())
+            {
                 // It must have left unshare's network namespace (exec'd sleep after setup).
                 let own = std::fs::read_link("/proc/self/ns/net").ok();
                 let theirs = std::fs::read_link(format!("/proc/{pid}/ns/net")).ok();
                 let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok();
-                if theirs.is_some() && theirs != own && exe.is_some_and(|e| e.to_string_lossy().contains("sleep")) {
+                if theirs.is_some()
+                    && theirs != own
+                    && exe.is_some_and(|e| e.to_string_lossy().contains("sleep"))
+                {
                     break pid;
                 }
             }
@@ -110,18 +136,30 @@ impl Namespace {
             if t0.elapsed() > StdDuration::from_secs(10) {
                 let _ = holder.kill();
                 let _ = holder.wait();
-                return Err(NsError(format!("the {label} namespace did not come up within 10 s")));
+                return Err(NsError(format!(
+                    "the {label} namespace did not come up within 10 s"
+                )));
             }
             std::thread::sleep(StdDuration::from_millis(1));
         };
         let path = format!("/proc/{init_pid}/ns/net");
-        let netns: OwnedFd = File::open(&path).map_err(|e| os_err(&format!("open {path}"), e))?.into();
-        Ok(Namespace { label, holder, init_pid, netns })
+        let netns: OwnedFd = File::open(&path)
+            .map_err(|e| os_err(&format!("open {path}"), e))?
+            .into();
+        Ok(Namespace {
+            label,
+            holder,
+            init_pid,
+            netns,
+        })
     }
 
     /// Runs `f` on a new thread inside the namespace (the thread ends with `f`, so the
     /// namespace switch never leaks to a thread that does other work).
-    pub fn within<T: Send>(&self, f: impl FnOnce() -> Result<T, NsError> + Send) -> Result<T, NsError> {
+    pub fn within<T: Send>(
+        &self,
+        f: impl FnOnce() -> Result<T, NsError> + Send,
+    ) -> Result<T, NsError> {
         let fd = self.netns.as_raw_fd();
         std::thread::scope(|s| {
             s.spawn(|| {
@@ -162,7 +200,8 @@ impl Namespace {
         let path = sysctl_path(key);
         let (key, value) = (key.to_owned(), value.to_owned());
         self.within(move || {
-            std::fs::write(&path, format!("{value}\n")).map_err(|e| NsError(format!("sysctl {key}={value}: {e}")))?;
+            std::fs::write(&path, format!("{value}\n"))
+                .map_err(|e| NsError(format!("sysctl {key}={value}: {e}")))?;
             read_sysctl(&path).map_err(|e| NsError(format!("sysctl {key}: {e}")))
         })
     }
@@ -170,8 +209,13 @@ impl Namespace {
     /// Reads sysctls inside the namespace (absent keys are left out).
     pub fn get_sysctls(&self, keys: &[&str]) -> Vec<(String, String)> {
         let keys: Vec<String> = keys.iter().map(|s| s.to_string()).collect();
-        self.within(move || Ok(keys.iter().filter_map(|k| read_sysctl(&sysctl_path(k)).ok().map(|v| (k.clone(), v))).collect()))
-            .unwrap_or_default()
+        self.within(move || {
+            Ok(keys
+                .iter()
+                .filter_map(|k| read_sysctl(&sysctl_path(k)).ok().map(|v| (k.clone(), v)))
+                .collect())
+        })
+        .unwrap_or_default()
     }
 
     /// Starts `sh -c command` inside the namespaces, in the given directory, with extra
@@ -185,7 +229,8 @@ impl Namespace {
         stdin_null: bool,
     ) -> Result<Child, NsError> {
         let mut cmd = Command::new("nsenter");
-        cmd.arg(format!("--target={}", self.init_pid)).args(["--net", "--pid", "--", "sh", "-c", command]);
+        cmd.arg(format!("--target={}", self.init_pid))
+            .args(["--net", "--pid", "--", "sh", "-c", command]);
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -199,7 +244,12 @@ impl Namespace {
             cmd.stdin(Stdio::null());
         }
         die_with_parent(&mut cmd);
-        cmd.spawn().map_err(|e| NsError(format!("cannot start `nsenter` for the {} command: {e}", self.label)))
+        cmd.spawn().map_err(|e| {
+            NsError(format!(
+                "cannot start `nsenter` for the {} command: {e}",
+                self.label
+            ))
+        })
     }
 
     /// Kills every process of the namespace and waits for the holder.
@@ -222,7 +272,10 @@ fn sysctl_path(key: &str) -> PathBuf {
 }
 
 fn read_sysctl(path: &PathBuf) -> io::Result<String> {
-    Ok(std::fs::read_to_string(path)?.split_whitespace().collect::<Vec<_>>().join(" "))
+    Ok(std::fs::read_to_string(path)?
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" "))
 }
 
 #[repr(C)]
@@ -243,17 +296,29 @@ pub fn open_tun(name: &str) -> Result<OwnedFd, NsError> {
         return Err(NsError(format!("interface name {name} is too long")));
     }
     // SAFETY: a NUL-terminated path; flags are plain.
-    let fd = unsafe { libc::open(c"/dev/net/tun".as_ptr(), libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC) };
+    let fd = unsafe {
+        libc::open(
+            c"/dev/net/tun".as_ptr(),
+            libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    };
     if fd < 0 {
         return Err(os_err("open /dev/net/tun", io::Error::last_os_error()));
     }
     // SAFETY: `fd` was just opened and is owned from here on.
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    let mut req = IfReq { name: [0; libc::IFNAMSIZ], flags: IFF_TUN | IFF_NO_PI, _pad: [0; 22] };
+    let mut req = IfReq {
+        name: [0; libc::IFNAMSIZ],
+        flags: IFF_TUN | IFF_NO_PI,
+        _pad: [0; 22],
+    };
     req.name[..name.len()].copy_from_slice(name.as_bytes());
     // SAFETY: TUNSETIFF reads and writes a struct ifreq, which IfReq lays out.
     if unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETIFF as _, &mut req) } != 0 {
-        return Err(os_err("ioctl(TUNSETIFF) on /dev/net/tun", io::Error::last_os_error()));
+        return Err(os_err(
+            "ioctl(TUNSETIFF) on /dev/net/tun",
+            io::Error::last_os_error(),
+        ));
     }
     Ok(fd)
 }
@@ -266,7 +331,10 @@ pub const IFNAME: &str = "al0";
 
 /// Sysctls set in both namespaces before the devices exist: IPv6 off, so that the link
 /// carries only what the applications send (no router solicitations or MLD reports).
-pub const BASE_SYSCTLS: &[(&str, &str)] = &[("net.ipv6.conf.all.disable_ipv6", "1"), ("net.ipv6.conf.default.disable_ipv6", "1")];
+pub const BASE_SYSCTLS: &[(&str, &str)] = &[
+    ("net.ipv6.conf.all.disable_ipv6", "1"),
+    ("net.ipv6.conf.default.disable_ipv6", "1"),
+];
 
 /// Packets the kernel may hold for the datapath at each TUN device (its transmit ring) until
 /// airlink reads them. The kernel's default of 500 overflowed under a TCP burst at 100 Mbit/s
@@ -283,7 +351,26 @@ pub fn configure(ns: &Namespace, local: &str, peer: &str, mtu: u32) -> Result<Ow
     }
     let fd = ns.within(|| open_tun(IFNAME))?;
     ns.run(&["ip", "link", "set", "lo", "up"])?;
-    ns.run(&["ip", "addr", "add", &format!("{local}/32"), "peer", &format!("{peer}/32"), "dev", IFNAME])?;
-    ns.run(&["ip", "link", "set", IFNAME, "mtu", &mtu.to_string(), "txqueuelen", &TUN_TXQUEUELEN.to_string(), "up"])?;
+    ns.run(&[
+        "ip",
+        "addr",
+        "add",
+        &format!("{local}/32"),
+        "peer",
+        &format!("{peer}/32"),
+        "dev",
+        IFNAME,
+    ])?;
+    ns.run(&[
+        "ip",
+        "link",
+        "set",
+        IFNAME,
+        "mtu",
+        &mtu.to_string(),
+        "txqueuelen",
+        &TUN_TXQUEUELEN.to_string(),
+        "up",
+    ])?;
     Ok(fd)
 }

@@ -40,7 +40,15 @@ impl EmuPacket {
     /// protocols. Malformed packets are refused (counted by the caller, never a panic).
     pub fn parse(data: Vec<u8>) -> Result<EmuPacket, Malformed> {
         let (flow, ports) = flow_of(&data)?;
-        Ok(EmuPacket { data, flow, ports, route: 0, hop: 0, up: false, l2: None })
+        Ok(EmuPacket {
+            data,
+            flow,
+            ports,
+            route: 0,
+            hop: 0,
+            up: false,
+            l2: None,
+        })
     }
 }
 
@@ -65,11 +73,19 @@ fn flow_of(data: &[u8]) -> Result<(u32, (u16, u16)), Malformed> {
     let (src, dst, proto): (Vec<u8>, Vec<u8>, u8) = match &sliced.net {
         Some(NetSlice::Ipv4(v4)) => {
             let h = v4.header();
-            (h.source().to_vec(), h.destination().to_vec(), h.protocol().0)
+            (
+                h.source().to_vec(),
+                h.destination().to_vec(),
+                h.protocol().0,
+            )
         }
         Some(NetSlice::Ipv6(v6)) => {
             let h = v6.header();
-            (h.source().to_vec(), h.destination().to_vec(), h.next_header().0)
+            (
+                h.source().to_vec(),
+                h.destination().to_vec(),
+                h.next_header().0,
+            )
         }
         _ => return Err(Malformed::BadHeader),
     };
@@ -78,7 +94,10 @@ fn flow_of(data: &[u8]) -> Result<(u32, (u16, u16)), Malformed> {
         Some(TransportSlice::Udp(u)) => (u.source_port(), u.destination_port()),
         _ => (0, 0),
     };
-    Ok((fnv1a(&[&src, &dst, &[proto], &pack(ports.0, ports.1)]), ports))
+    Ok((
+        fnv1a(&[&src, &dst, &[proto], &pack(ports.0, ports.1)]),
+        ports,
+    ))
 }
 
 fn pack(a: u16, b: u16) -> [u8; 4] {
@@ -99,7 +118,11 @@ impl Packet for EmuPacket {
         self.flow
     }
     fn direction(&self) -> Option<airlink_link::Direction> {
-        Some(if self.up { airlink_link::Direction::Up } else { airlink_link::Direction::Down })
+        Some(if self.up {
+            airlink_link::Direction::Up
+        } else {
+            airlink_link::Direction::Down
+        })
     }
 }
 
@@ -108,7 +131,8 @@ mod tests {
     use super::*;
 
     fn udp(src_port: u16, payload: &[u8]) -> Vec<u8> {
-        let b = etherparse::PacketBuilder::ipv4([10, 77, 0, 1], [10, 77, 0, 2], 64).udp(src_port, 5000);
+        let b =
+            etherparse::PacketBuilder::ipv4([10, 77, 0, 1], [10, 77, 0, 2], 64).udp(src_port, 5000);
         let mut out = Vec::new();
         b.write(&mut out, payload).unwrap();
         out
@@ -128,7 +152,10 @@ mod tests {
     fn junk_is_refused_not_a_panic() {
         assert_eq!(EmuPacket::parse(vec![]), Err(Malformed::NotIp));
         assert_eq!(EmuPacket::parse(vec![0xff; 40]), Err(Malformed::NotIp));
-        assert_eq!(EmuPacket::parse(vec![0x45, 0, 0]), Err(Malformed::BadHeader));
+        assert_eq!(
+            EmuPacket::parse(vec![0x45, 0, 0]),
+            Err(Malformed::BadHeader)
+        );
         let mut p = udp(1, b"abc");
         p[0] = 0x4f; // IHL 60 bytes in a 31-byte packet
         assert_eq!(EmuPacket::parse(p), Err(Malformed::BadHeader));

@@ -29,7 +29,9 @@ impl RtReport {
             w.push(format!("datapath runs without SCHED_FIFO ({e}): expect a longer tail of late packets under load"));
         }
         if let Some(e) = &self.mlockall {
-            w.push(format!("memory not locked (mlockall: {e}): page faults may delay packets"));
+            w.push(format!(
+                "memory not locked (mlockall: {e}): page faults may delay packets"
+            ));
         }
         if let Some(e) = &self.timerslack {
             w.push(format!("timer slack not reduced (PR_SET_TIMERSLACK: {e})"));
@@ -51,7 +53,9 @@ pub fn apply(fifo: bool, lock_memory: bool) -> RtReport {
 pub fn apply_at(priority: i32, fifo: bool, lock_memory: bool) -> RtReport {
     let mut r = RtReport::default();
     if fifo {
-        let param = libc::sched_param { sched_priority: priority };
+        let param = libc::sched_param {
+            sched_priority: priority,
+        };
         // SAFETY: 0 = the calling thread; a valid sched_param.
         if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
             r.sched_fifo = Some(last_error("sched_setscheduler(SCHED_FIFO)"));
@@ -64,7 +68,8 @@ pub fn apply_at(priority: i32, fifo: bool, lock_memory: bool) -> RtReport {
         // once. Without it, a large allocation elsewhere in the process (pyarrow reserves big
         // regions) is populated under the mmap lock and stalls the datapath for 100s of ms.
         // SAFETY: plain flags.
-        if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE | libc::MCL_ONFAULT) } != 0 {
+        if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE | libc::MCL_ONFAULT) } != 0
+        {
             r.mlockall = Some(last_error("mlockall"));
         }
     } else {

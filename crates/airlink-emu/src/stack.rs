@@ -232,7 +232,15 @@ impl Stack {
                     .flows
                     .iter()
                     .enumerate()
-                    .map(|(i, f)| FlowState::new(self.started[i], self.stopped[i], f.flow.done, f.flow.delivered, &f.flow.sample()))
+                    .map(|(i, f)| {
+                        FlowState::new(
+                            self.started[i],
+                            self.stopped[i],
+                            f.flow.done,
+                            f.flow.delivered,
+                            &f.flow.sample(),
+                        )
+                    })
                     .collect();
                 let _ = reply.send(states);
             }
@@ -258,12 +266,16 @@ impl Stack {
     /// As in simulation (each flow's `completed`), and unsized flows ran to the stop time.
     fn finish(mut self, started: u64, cpu0: u64, reached_stop: bool) -> StackReport {
         let r = &mut self.report;
-        r.completed = self.flows.iter().all(|f| f.flow.done || (f.flow.completed() && reached_stop));
+        r.completed = self
+            .flows
+            .iter()
+            .all(|f| f.flow.done || (f.flow.completed() && reached_stop));
         r.duration_s = (monotonic_ns() - started) as f64 * 1e-9;
         r.cpu_s = crate::timing::thread_cpu_ns().saturating_sub(cpu0) as f64 * 1e-9;
         let total: u64 = self.late_hist.iter().sum();
         let q = |p: f64| {
-            (crate::timing::histogram_quantile(&self.late_hist, p) as u64 * LATE_BUCKET_NS) as f64 / 1e3
+            (crate::timing::histogram_quantile(&self.late_hist, p) as u64 * LATE_BUCKET_NS) as f64
+                / 1e3
         };
         if total > 0 {
             r.timer_late_p50_us = q(0.5);
@@ -321,7 +333,11 @@ pub fn prepare(parts: StackParts) -> std::io::Result<(StackHandle, impl FnOnce()
     let timer_tag = u64::MAX;
     let stop_tag = u64::MAX - 1;
     let control_tag = u64::MAX - 2;
-    let mut fds = vec![(timerfd.as_raw_fd(), timer_tag), (stop.fd(), stop_tag), (parts.control.fd(), control_tag)];
+    let mut fds = vec![
+        (timerfd.as_raw_fd(), timer_tag),
+        (stop.fd(), stop_tag),
+        (parts.control.fd(), control_tag),
+    ];
     for (i, f) in parts.flows.iter().enumerate() {
         fds.push((f.client.as_raw_fd(), 2 * i as u64));
         fds.push((f.server.as_raw_fd(), 2 * i as u64 + 1));

@@ -50,14 +50,20 @@ pub fn realtime_ns() -> u64 {
 }
 
 fn clock_ns(clock: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `ts` is a valid timespec; the clocks used always exist on Linux.
     unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 fn timespec(ns: u64) -> libc::timespec {
-    libc::timespec { tv_sec: (ns / 1_000_000_000) as libc::time_t, tv_nsec: (ns % 1_000_000_000) as libc::c_long }
+    libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    }
 }
 
 /// Absolute sleep until `deadline_ns` on `CLOCK_MONOTONIC` (restarted after signals).
@@ -65,7 +71,14 @@ pub fn sleep_until(deadline_ns: u64) {
     let ts = timespec(deadline_ns);
     loop {
         // SAFETY: valid timespec; a null remainder is allowed with TIMER_ABSTIME.
-        let rc = unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) };
+        let rc = unsafe {
+            libc::clock_nanosleep(
+                libc::CLOCK_MONOTONIC,
+                libc::TIMER_ABSTIME,
+                &ts,
+                std::ptr::null_mut(),
+            )
+        };
         if rc != libc::EINTR {
             return;
         }
@@ -81,9 +94,20 @@ pub fn nanosleep_for(ns: u64) {
 
 /// Relative `select()` timeout of `ns`, as Seawind slept.
 pub fn select_for(ns: u64) {
-    let mut tv = libc::timeval { tv_sec: (ns / 1_000_000_000) as libc::time_t, tv_usec: ((ns % 1_000_000_000) / 1000) as libc::suseconds_t };
+    let mut tv = libc::timeval {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_usec: ((ns % 1_000_000_000) / 1000) as libc::suseconds_t,
+    };
     // SAFETY: no descriptor sets; a valid timeval.
-    unsafe { libc::select(0, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), &mut tv) };
+    unsafe {
+        libc::select(
+            0,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            &mut tv,
+        )
+    };
 }
 
 /// Spins until `deadline_ns`, but never longer than `max_ns`; returns the time it stopped.
@@ -175,7 +199,12 @@ impl Method {
     }
 
     pub fn parse(s: &str) -> Option<Method> {
-        Method::ALL.into_iter().find(|m| serde_json::to_value(m).ok().and_then(|v| v.as_str().map(|x| x == s)).unwrap_or(false))
+        Method::ALL.into_iter().find(|m| {
+            serde_json::to_value(m)
+                .ok()
+                .and_then(|v| v.as_str().map(|x| x == s))
+                .unwrap_or(false)
+        })
     }
 }
 
@@ -206,7 +235,11 @@ pub fn mean_var(x: &[f64]) -> (f64, f64) {
         return (f64::NAN, f64::NAN);
     }
     let mean = x.iter().sum::<f64>() / n;
-    let var = if x.len() < 2 { 0.0 } else { x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0) };
+    let var = if x.len() < 2 {
+        0.0
+    } else {
+        x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)
+    };
     (mean, var)
 }
 
@@ -224,11 +257,21 @@ pub fn quantile(x: &[f64], q: f64) -> f64 {
 /// Computes [`MethodStats`] from requested and actual durations (ns). Requests of 0 are
 /// skipped for the relative error (spec F).
 pub fn stats(method: Method, requested: &[u64], actual: &[i64], cpu_pct: f64) -> MethodStats {
-    let a: Vec<f64> = requested.iter().zip(actual).map(|(&x, &y)| (y - x as i64) as f64 * 1e-6).collect();
-    let r: Vec<f64> = requested.iter().zip(&a).filter(|(&x, _)| x > 0).map(|(&x, &ai)| ai / (x as f64 * 1e-6)).collect();
+    let a: Vec<f64> = requested
+        .iter()
+        .zip(actual)
+        .map(|(&x, &y)| (y - x as i64) as f64 * 1e-6)
+        .collect();
+    let r: Vec<f64> = requested
+        .iter()
+        .zip(&a)
+        .filter(|(&x, _)| x > 0)
+        .map(|(&x, &ai)| ai / (x as f64 * 1e-6))
+        .collect();
     let (abs_mean_ms, abs_var_ms2) = mean_var(&a);
     let (rel_mean, rel_var) = mean_var(&r);
-    let drift_ms = actual.iter().sum::<i64>() as f64 * 1e-6 - requested.iter().sum::<u64>() as f64 * 1e-6;
+    let drift_ms =
+        actual.iter().sum::<i64>() as f64 * 1e-6 - requested.iter().sum::<u64>() as f64 * 1e-6;
     MethodStats {
         method,
         name: method.name(),
@@ -248,7 +291,9 @@ pub fn stats(method: Method, requested: &[u64], actual: &[i64], cpu_pct: f64) ->
 /// method (seeded).
 pub fn request_series(n: usize, min_ms: f64, max_ms: f64, seed: u64) -> Vec<u64> {
     let mut rng = RngStream::derive(seed, "timing.requests");
-    (0..n).map(|_| ((min_ms + (max_ms - min_ms) * rng.uniform()) * 1e6).round() as u64).collect()
+    (0..n)
+        .map(|_| ((min_ms + (max_ms - min_ms) * rng.uniform()) * 1e6).round() as u64)
+        .collect()
 }
 
 /// [S0]'s own series: `n` sleeps of whole milliseconds uniform on 0..=99 ms, as its C program
@@ -256,7 +301,9 @@ pub fn request_series(n: usize, min_ms: f64, max_ms: f64, seed: u64) -> Vec<u64>
 /// method (seeded). Requests of 0 count for the absolute error only (spec F).
 pub fn whole_ms_series(n: usize, seed: u64) -> Vec<u64> {
     let mut rng = RngStream::derive(seed, "timing.requests.whole-ms");
-    (0..n).map(|_| ((rng.uniform() * 100.0).floor() as u64).min(99) * 1_000_000).collect()
+    (0..n)
+        .map(|_| ((rng.uniform() * 100.0).floor() as u64).min(99) * 1_000_000)
+        .collect()
 }
 
 /// The 1999 kernel's `select()` as [S0] §3.3 describes it: the timeout rounded up to whole
@@ -281,18 +328,47 @@ pub struct ModelTimer {
 /// [S0] Table 1's rows as modelled: select() on HZ = 100 (j = 10 ms), RTC interrupts (exact),
 /// HZ = 1024 (j = 0.977 ms), sleep with slack on HZ = 100, busy waiting (exact).
 pub const MODEL_1999: [ModelTimer; 5] = [
-    ModelTimer { name: "standard select(), HZ=100", jiffy_ns: 10_000_000, slack: false },
-    ModelTimer { name: "interrupts RTC (exact)", jiffy_ns: 0, slack: false },
-    ModelTimer { name: "interrupts HZ=1024", jiffy_ns: 976_563, slack: false },
-    ModelTimer { name: "slack variable, HZ=100", jiffy_ns: 10_000_000, slack: true },
-    ModelTimer { name: "busy waiting (exact)", jiffy_ns: 0, slack: false },
+    ModelTimer {
+        name: "standard select(), HZ=100",
+        jiffy_ns: 10_000_000,
+        slack: false,
+    },
+    ModelTimer {
+        name: "interrupts RTC (exact)",
+        jiffy_ns: 0,
+        slack: false,
+    },
+    ModelTimer {
+        name: "interrupts HZ=1024",
+        jiffy_ns: 976_563,
+        slack: false,
+    },
+    ModelTimer {
+        name: "slack variable, HZ=100",
+        jiffy_ns: 10_000_000,
+        slack: true,
+    },
+    ModelTimer {
+        name: "busy waiting (exact)",
+        jiffy_ns: 0,
+        slack: false,
+    },
 ];
 
 /// The actual durations (ns) the modelled timer gives `requests` (ns): no clock is read.
 pub fn model_series(timer: ModelTimer, requests: &[u64]) -> Vec<i64> {
     let os = |t: i64| kernel_1999_sleep(t, timer.jiffy_ns);
     let mut s = SleepWithSlack::default();
-    requests.iter().map(|&x| if timer.slack { s.sleep(x as i64, os) } else { os(x as i64) }).collect()
+    requests
+        .iter()
+        .map(|&x| {
+            if timer.slack {
+                s.sleep(x as i64, os)
+            } else {
+                os(x as i64)
+            }
+        })
+        .collect()
 }
 
 /// Runs one method over `requests` (ns) on the calling thread and returns its statistics.
@@ -407,9 +483,18 @@ mod tests {
         // Spec F's second OS model is the HZ = 100 kernel: 10·⌈t/10⌉ + 10 ms.
         let hz100 = MODEL_1999[0];
         let ms = |v: &[i64]| v.iter().map(|x| x / MS).collect::<Vec<_>>();
-        assert_eq!(ms(&model_series(hz100, &[0, 1, 10, 11, 15, 99].map(|x| x * MS as u64))), [10, 20, 20, 30, 30, 110]);
+        assert_eq!(
+            ms(&model_series(
+                hz100,
+                &[0, 1, 10, 11, 15, 99].map(|x| x * MS as u64)
+            )),
+            [10, 20, 20, 30, 30, 110]
+        );
         let slack = MODEL_1999[3];
-        assert_eq!(ms(&model_series(slack, &[15 * MS as u64; 4])), [30, 0, 30, 0]);
+        assert_eq!(
+            ms(&model_series(slack, &[15 * MS as u64; 4])),
+            [30, 0, 30, 0]
+        );
         // Exact timers return the request.
         assert_eq!(model_series(MODEL_1999[1], &[1, 7_654_321]), [1, 7_654_321]);
         // HZ = 1024: 1 ms needs two jiffies, plus one.
@@ -424,11 +509,17 @@ mod tests {
         let y = model_series(MODEL_1999[0], &cycle);
         let s = stats(Method::SelectRelative, &cycle, &y, 0.0);
         assert!((s.abs_mean_ms - 14.5).abs() < 1e-9, "{}", s.abs_mean_ms);
-        assert!((s.abs_var_ms2 - 8.25 * 100.0 / 99.0).abs() < 1e-9, "{}", s.abs_var_ms2);
+        assert!(
+            (s.abs_var_ms2 - 8.25 * 100.0 / 99.0).abs() < 1e-9,
+            "{}",
+            s.abs_var_ms2
+        );
         // Over the study's random series, slack keeps the mean error near 0 (the paper: 0.01)
         // while its variance is that of the tick rounding, about 37 ms² (the paper: 38.56).
         let series = whole_ms_series(1000, 1);
-        assert!(series.iter().all(|&x| x % MS as u64 == 0 && x <= 99 * MS as u64));
+        assert!(series
+            .iter()
+            .all(|&x| x % MS as u64 == 0 && x <= 99 * MS as u64));
         let y = model_series(MODEL_1999[3], &series);
         let s = stats(Method::SleepWithSlack, &series, &y, 0.0);
         assert!(s.abs_mean_ms.abs() < 0.05, "{}", s.abs_mean_ms);
@@ -460,7 +551,12 @@ mod tests {
         let (m, v) = mean_var(&[3359.0, 3202.0, 3516.0, 3300.0, 3400.0]);
         assert!((m - 3355.4).abs() < 1e-9);
         assert!((v.sqrt() - 116.614).abs() < 1e-3);
-        let s = stats(Method::AbsoluteSleep, &[10_000_000, 20_000_000, 0], &[11_000_000, 19_000_000, 1_000_000], 0.0);
+        let s = stats(
+            Method::AbsoluteSleep,
+            &[10_000_000, 20_000_000, 0],
+            &[11_000_000, 19_000_000, 1_000_000],
+            0.0,
+        );
         assert!((s.abs_mean_ms - (1.0 - 1.0 + 1.0) / 3.0).abs() < 1e-12);
         // The 0 ms request is skipped for the relative error.
         assert!((s.rel_mean - (0.1 - 0.05) / 2.0).abs() < 1e-12);
@@ -474,6 +570,9 @@ mod tests {
         assert_eq!(a, request_series(1000, 1.0, 100.0, 1));
         assert!(a.iter().all(|&x| (1_000_000..=100_000_000).contains(&x)));
         assert_eq!(Method::parse("hybrid"), Some(Method::Hybrid));
-        assert_eq!(Method::parse("select-relative"), Some(Method::SelectRelative));
+        assert_eq!(
+            Method::parse("select-relative"),
+            Some(Method::SelectRelative)
+        );
     }
 }

@@ -50,13 +50,19 @@ impl SendConfig {
             return Err(format!("payload size {} B: must be {MIN_PAYLOAD}..={MAX_PAYLOAD} B (magic and sequence number)", self.payload));
         }
         if self.batch == 0 || self.batch > 1024 {
-            return Err(format!("batch {}: must be 1..=1024 (the kernel's UIO_MAXIOV)", self.batch));
+            return Err(format!(
+                "batch {}: must be 1..=1024 (the kernel's UIO_MAXIOV)",
+                self.batch
+            ));
         }
         if self.duration_ns == 0 {
             return Err("duration must be positive".into());
         }
         if self.to.port() == 0 {
-            return Err(format!("destination {}: port 0 is not a destination", self.to));
+            return Err(format!(
+                "destination {}: port 0 is not a destination",
+                self.to
+            ));
         }
         Ok(())
     }
@@ -74,7 +80,10 @@ pub struct Pacing {
 impl Pacing {
     pub fn new(payload: usize, rate_bps: u64) -> Pacing {
         assert!(rate_bps > 0, "a paced schedule needs a rate");
-        Pacing { bits: ((payload + IP_UDP_OVERHEAD) * 8) as u128, rate_bps: rate_bps as u128 }
+        Pacing {
+            bits: ((payload + IP_UDP_OVERHEAD) * 8) as u128,
+            rate_bps: rate_bps as u128,
+        }
     }
 
     /// Offset (ns after the start) at which packet `k` (0-based) is due.
@@ -125,9 +134,19 @@ fn monotonic_ns() -> u64 {
 }
 
 fn sleep_until(mono_ns: u64) {
-    let ts = libc::timespec { tv_sec: (mono_ns / 1_000_000_000) as libc::time_t, tv_nsec: (mono_ns % 1_000_000_000) as libc::c_long };
+    let ts = libc::timespec {
+        tv_sec: (mono_ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (mono_ns % 1_000_000_000) as libc::c_long,
+    };
     // SAFETY: valid timespec; EINTR just returns early and the loop re-checks the clock.
-    unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) };
+    unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        )
+    };
 }
 
 /// Sends the configured stream; blocks for the duration.
@@ -135,32 +154,58 @@ fn sleep_until(mono_ns: u64) {
 pub fn send(cfg: &SendConfig, stop: &std::sync::atomic::AtomicBool) -> Result<SendReport, String> {
     cfg.validate()?;
     let sock = UdpSocket::bind("0.0.0.0:0").map_err(|e| format!("bind: {e}"))?;
-    sock.connect(cfg.to).map_err(|e| format!("connect to {}: {e}", cfg.to))?;
+    sock.connect(cfg.to)
+        .map_err(|e| format!("connect to {}: {e}", cfg.to))?;
     let fd = sock.as_raw_fd();
     // A larger send buffer absorbs the bursts after a stall; refused sizes keep the default.
     let sndbuf: libc::c_int = 4 << 20;
     // SAFETY: valid socket and option value.
-    unsafe { libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, (&sndbuf as *const libc::c_int).cast(), 4) };
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_SNDBUF,
+            (&sndbuf as *const libc::c_int).cast(),
+            4,
+        )
+    };
 
     // UDP GSO: one message carries up to 64 packets of `payload` bytes that the kernel cuts
     // apart below the socket, so a packet costs one pass through UDP and IP per message, not
     // per packet (the sender shares two cores with the emulator). Without it, one per message.
-    let max_segs = if cfg.gso { (65_000 / cfg.payload).clamp(1, 64) } else { 1 };
+    let max_segs = if cfg.gso {
+        (65_000 / cfg.payload).clamp(1, 64)
+    } else {
+        1
+    };
     let gso_size = cfg.payload as libc::c_int;
     // SAFETY: valid socket and option value; refused (old kernel) means no GSO.
-    let segs =
-        if max_segs > 1 && unsafe { libc::setsockopt(fd, libc::SOL_UDP, UDP_SEGMENT, (&gso_size as *const libc::c_int).cast(), 4) } == 0 {
-            max_segs
-        } else {
-            1
-        };
+    let segs = if max_segs > 1
+        && unsafe {
+            libc::setsockopt(
+                fd,
+                libc::SOL_UDP,
+                UDP_SEGMENT,
+                (&gso_size as *const libc::c_int).cast(),
+                4,
+            )
+        } == 0
+    {
+        max_segs
+    } else {
+        1
+    };
     let mut buf = vec![0u8; cfg.batch * cfg.payload];
     for p in buf.chunks_mut(cfg.payload) {
         p[..4].copy_from_slice(MAGIC);
     }
     let n_msgs = cfg.batch.div_ceil(segs);
-    let mut iovs: Vec<libc::iovec> =
-        (0..n_msgs).map(|m| libc::iovec { iov_base: buf[m * segs * cfg.payload..].as_mut_ptr().cast(), iov_len: 0 }).collect();
+    let mut iovs: Vec<libc::iovec> = (0..n_msgs)
+        .map(|m| libc::iovec {
+            iov_base: buf[m * segs * cfg.payload..].as_mut_ptr().cast(),
+            iov_len: 0,
+        })
+        .collect();
     // SAFETY: mmsghdr is plain data; zero is a valid (empty) value.
     let mut msgs: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; n_msgs];
     for (m, iov) in msgs.iter_mut().zip(iovs.iter_mut()) {
@@ -169,7 +214,11 @@ pub fn send(cfg: &SendConfig, stop: &std::sync::atomic::AtomicBool) -> Result<Se
     }
 
     let pacing = (cfg.rate_bps > 0).then(|| Pacing::new(cfg.payload, cfg.rate_bps));
-    let mut r = SendReport { payload_size: cfg.payload, requested_rate_bps: cfg.rate_bps, ..Default::default() };
+    let mut r = SendReport {
+        payload_size: cfg.payload,
+        requested_rate_bps: cfg.rate_bps,
+        ..Default::default()
+    };
     let start = monotonic_ns();
     let end = start + cfg.duration_ns;
     let total = pacing.map(|p| p.total(cfg.duration_ns));
@@ -362,26 +411,53 @@ impl RecvReport {
 /// Receives until the configured end or idle time, or soon after `stop` is set.
 pub fn recv(cfg: &RecvConfig, stop: &std::sync::atomic::AtomicBool) -> Result<RecvReport, String> {
     cfg.validate()?;
-    let sock = UdpSocket::bind(SocketAddr::V4(cfg.bind)).map_err(|e| format!("bind {}: {e}", cfg.bind))?;
+    let sock =
+        UdpSocket::bind(SocketAddr::V4(cfg.bind)).map_err(|e| format!("bind {}: {e}", cfg.bind))?;
     let fd = sock.as_raw_fd();
     let on: libc::c_int = 1;
     let rcvbuf: libc::c_int = 16 << 20;
     // SAFETY: valid socket and option values. SO_RCVBUFFORCE needs CAP_NET_ADMIN; without it the
     // plain SO_RCVBUF (capped by rmem_max) is the fallback.
     unsafe {
-        libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, (&on as *const libc::c_int).cast(), 4);
-        if libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, (&rcvbuf as *const libc::c_int).cast(), 4) != 0 {
-            libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, (&rcvbuf as *const libc::c_int).cast(), 4);
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            (&on as *const libc::c_int).cast(),
+            4,
+        );
+        if libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUFFORCE,
+            (&rcvbuf as *const libc::c_int).cast(),
+            4,
+        ) != 0
+        {
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUF,
+                (&rcvbuf as *const libc::c_int).cast(),
+                4,
+            );
         }
     }
     const CMSG_SPACE: usize = 64; // one timespec cmsg
     let mut bufs = vec![vec![0u8; MAX_PAYLOAD + 1]; cfg.batch];
     let mut ctrl = vec![[0u64; CMSG_SPACE / 8]; cfg.batch];
-    let mut iovs: Vec<libc::iovec> = bufs.iter_mut().map(|b| libc::iovec { iov_base: b.as_mut_ptr().cast(), iov_len: b.len() }).collect();
+    let mut iovs: Vec<libc::iovec> = bufs
+        .iter_mut()
+        .map(|b| libc::iovec {
+            iov_base: b.as_mut_ptr().cast(),
+            iov_len: b.len(),
+        })
+        .collect();
     // SAFETY: plain data, zero is valid.
     let mut msgs: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; cfg.batch];
     if let Some(ready) = &cfg.ready {
-        std::fs::write(ready, b"").map_err(|e| format!("cannot create the ready file {}: {e}", ready.display()))?;
+        std::fs::write(ready, b"")
+            .map_err(|e| format!("cannot create the ready file {}: {e}", ready.display()))?;
     }
 
     let mut r = RecvReport::default();
@@ -421,14 +497,26 @@ pub fn recv(cfg: &RecvConfig, stop: &std::sync::atomic::AtomicBool) -> Result<Re
             m.msg_len = 0;
         }
         // SAFETY: msgs point into bufs/iovs/ctrl, alive and in place for the call.
-        let n = unsafe { libc::recvmmsg(fd, msgs.as_mut_ptr(), cfg.batch as libc::c_uint, libc::MSG_DONTWAIT, std::ptr::null_mut()) };
+        let n = unsafe {
+            libc::recvmmsg(
+                fd,
+                msgs.as_mut_ptr(),
+                cfg.batch as libc::c_uint,
+                libc::MSG_DONTWAIT,
+                std::ptr::null_mut(),
+            )
+        };
         if n <= 0 {
             // Nothing queued: wait for data at most until the next stop check.
             let mut wait_ns = end - now;
             if let (Some(t), true) = (last_arrival_mono, cfg.idle_ns > 0) {
                 wait_ns = wait_ns.min((t + cfg.idle_ns).saturating_sub(now));
             }
-            let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+            let mut pfd = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
             // At most 50 ms: `stop` is looked at between waits.
             let ms = wait_ns.div_ceil(1_000_000).min(50) as libc::c_int;
             // SAFETY: one valid pollfd.
@@ -515,7 +603,13 @@ mod tests {
     #[test]
     fn receiver_counts_gaps_reordering_and_malformed_packets() {
         let mut r = RecvReport::default();
-        for (seq, t) in [(10u64, 1_000u64), (11, 2_000), (14, 3_000), (12, 4_000), (15, 5_000)] {
+        for (seq, t) in [
+            (10u64, 1_000u64),
+            (11, 2_000),
+            (14, 3_000),
+            (12, 4_000),
+            (15, 5_000),
+        ] {
             r.account(&packet(seq, 72), t);
         }
         r.account(b"short", 6_000);
@@ -533,8 +627,16 @@ mod tests {
         assert_eq!(r.reordered, 1); // 12 came late
         assert_eq!(r.lost, 1); // 13 never came
                                // Rate between the first and last counted packet: 4 x 800 bits in 4 us.
-        assert!((r.rate_bps.unwrap() - 800e6).abs() < 1.0, "{:?}", r.rate_bps);
-        assert!((r.packets_per_s.unwrap() - 1e6).abs() < 1e-3, "{:?}", r.packets_per_s);
+        assert!(
+            (r.rate_bps.unwrap() - 800e6).abs() < 1.0,
+            "{:?}",
+            r.rate_bps
+        );
+        assert!(
+            (r.packets_per_s.unwrap() - 1e6).abs() < 1e-3,
+            "{:?}",
+            r.packets_per_s
+        );
         assert_eq!(r.last_arrival_s, Some(5e-6));
     }
 
@@ -549,12 +651,36 @@ mod tests {
 
     #[test]
     fn bad_settings_are_refused_with_the_reason() {
-        let ok = SendConfig { to: "127.0.0.1:9".parse().unwrap(), payload: 72, rate_bps: 0, duration_ns: 1, batch: 32, gso: true };
+        let ok = SendConfig {
+            to: "127.0.0.1:9".parse().unwrap(),
+            payload: 72,
+            rate_bps: 0,
+            duration_ns: 1,
+            batch: 32,
+            gso: true,
+        };
         assert!(ok.validate().is_ok());
-        let e = SendConfig { payload: 8, ..ok.clone() }.validate().unwrap_err();
+        let e = SendConfig {
+            payload: 8,
+            ..ok.clone()
+        }
+        .validate()
+        .unwrap_err();
         assert!(e.contains("payload size 8 B"), "{e}");
-        assert!(SendConfig { batch: 0, ..ok.clone() }.validate().unwrap_err().contains("batch"));
-        assert!(SendConfig { to: "127.0.0.1:0".parse().unwrap(), ..ok.clone() }.validate().unwrap_err().contains("port 0"));
+        assert!(SendConfig {
+            batch: 0,
+            ..ok.clone()
+        }
+        .validate()
+        .unwrap_err()
+        .contains("batch"));
+        assert!(SendConfig {
+            to: "127.0.0.1:0".parse().unwrap(),
+            ..ok.clone()
+        }
+        .validate()
+        .unwrap_err()
+        .contains("port 0"));
     }
 
     #[test]
@@ -592,7 +718,17 @@ mod tests {
             assert_eq!(s.send_errors, 0);
             assert_eq!(s.gso_segments > 1, gso);
             assert_eq!(r.packets, 4000, "gso {gso}");
-            assert_eq!((r.first_seq, r.last_seq, r.lost, r.gaps, r.malformed, r.reordered), (Some(0), Some(3999), 0, 0, 0, 0));
+            assert_eq!(
+                (
+                    r.first_seq,
+                    r.last_seq,
+                    r.lost,
+                    r.gaps,
+                    r.malformed,
+                    r.reordered
+                ),
+                (Some(0), Some(3999), 0, 0, 0, 0)
+            );
             assert_eq!(r.stopped_by, "idle");
         }
     }

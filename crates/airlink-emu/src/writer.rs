@@ -132,7 +132,16 @@ impl Series {
     }
 
     #[allow(clippy::too_many_arguments)] // one per column
-    fn event(&mut self, time_ns: u64, kind: EventKind, link: &'static str, flow: u32, bytes: u32, bits: u32, live: bool) {
+    fn event(
+        &mut self,
+        time_ns: u64,
+        kind: EventKind,
+        link: &'static str,
+        flow: u32,
+        bytes: u32,
+        bits: u32,
+        live: bool,
+    ) {
         self.e_time.push(time_ns);
         self.e_kind.push(kind.as_str());
         self.e_link.push(link);
@@ -147,7 +156,8 @@ pub(crate) type Pcap = PcapWriter<BufWriter<File>>;
 
 /// Opens a pcap file of raw IP packets with nanosecond timestamps.
 pub fn open_pcap(path: &Path, snaplen: u32) -> Result<Pcap, String> {
-    let file = File::create(path).map_err(|e| format!("cannot write the pcap file {}: {e}", path.display()))?;
+    let file = File::create(path)
+        .map_err(|e| format!("cannot write the pcap file {}: {e}", path.display()))?;
     let header = PcapHeader {
         snaplen: snaplen.max(1),
         datalink: DataLink::RAW,
@@ -195,7 +205,10 @@ pub fn run(
             *lost += local.rows() as u64;
         }
         macro_rules! mv { ($($f:ident),*) => { $( if full { local.$f.clear() } else { s.$f.append(&mut local.$f) } )* } }
-        mv!(l_time, l_link, l_qp, l_qb, l_snr, l_psnr, l_mod, l_sub, e_time, e_kind, e_link, e_flow, e_bytes, e_bits, e_live);
+        mv!(
+            l_time, l_link, l_qp, l_qb, l_snr, l_psnr, l_mod, l_sub, e_time, e_kind, e_link,
+            e_flow, e_bytes, e_bits, e_live
+        );
     };
     let cpu0 = crate::timing::thread_cpu_ns();
     // While records flow, take them in naps of WRITER_NAP instead of waiting for each one: a
@@ -209,11 +222,17 @@ pub fn run(
                 Err(std::sync::mpsc::TryRecvError::Empty) => {
                     std::thread::sleep(WRITER_NAP);
                     rx.try_recv().map_err(|e| match e {
-                        std::sync::mpsc::TryRecvError::Empty => std::sync::mpsc::RecvTimeoutError::Timeout,
-                        std::sync::mpsc::TryRecvError::Disconnected => std::sync::mpsc::RecvTimeoutError::Disconnected,
+                        std::sync::mpsc::TryRecvError::Empty => {
+                            std::sync::mpsc::RecvTimeoutError::Timeout
+                        }
+                        std::sync::mpsc::TryRecvError::Disconnected => {
+                            std::sync::mpsc::RecvTimeoutError::Disconnected
+                        }
                     })
                 }
-                Err(std::sync::mpsc::TryRecvError::Disconnected) => Err(std::sync::mpsc::RecvTimeoutError::Disconnected),
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected)
+                }
             }
         } else {
             rx.recv_timeout(std::time::Duration::from_millis(200))
@@ -233,7 +252,13 @@ pub fn run(
         };
         record_bytes.fetch_sub(r.bytes(), Ordering::Relaxed);
         match r {
-            Record::Packet { side, mono_ns, orig_len, data, .. } => {
+            Record::Packet {
+                side,
+                mono_ns,
+                orig_len,
+                data,
+                ..
+            } => {
                 let w = match side {
                     Side::Client => client.as_mut(),
                     Side::Server => server.as_mut(),
@@ -250,31 +275,69 @@ pub fn run(
                     }
                 }
             }
-            Record::Sample { time_ns, link, sample } => {
+            Record::Sample {
+                time_ns,
+                link,
+                sample,
+            } => {
                 local.l_time.push(time_ns);
                 local.l_link.push(link);
                 local.l_qp.push(sample.queue_packets as u64);
                 local.l_qb.push(sample.queue_bytes);
                 let r = sample.radio;
                 local.l_snr.push(r.map_or(f64::NAN, |r| r.snr_db));
-                local.l_psnr.push(r.map_or(f64::NAN, |r| r.predicted_snr_db));
+                local
+                    .l_psnr
+                    .push(r.map_or(f64::NAN, |r| r.predicted_snr_db));
                 local.l_mod.push(r.map_or(-1, |r| r.modulation_bits as i64));
                 local.l_sub.push(r.map_or(-1, |r| r.subband as i64));
                 flush_rows += 1;
             }
             Record::Event { event, link } => match event {
-                LinkEvent::Drop { at, flow, bytes, reason } => {
-                    local.event(at.as_nanos(), EventKind::Drop(reason), link, flow, bytes, 0, false);
+                LinkEvent::Drop {
+                    at,
+                    flow,
+                    bytes,
+                    reason,
+                } => {
+                    local.event(
+                        at.as_nanos(),
+                        EventKind::Drop(reason),
+                        link,
+                        flow,
+                        bytes,
+                        0,
+                        false,
+                    );
                     flush_rows += 1;
                 }
-                LinkEvent::ArqGaveUp { at, flow, bit_errors } => {
-                    local.event(at.as_nanos(), EventKind::ArqGaveUp, link, flow, 0, bit_errors, false);
+                LinkEvent::ArqGaveUp {
+                    at,
+                    flow,
+                    bit_errors,
+                } => {
+                    local.event(
+                        at.as_nanos(),
+                        EventKind::ArqGaveUp,
+                        link,
+                        flow,
+                        0,
+                        bit_errors,
+                        false,
+                    );
                     flush_rows += 1;
                 }
                 // The scenario's event log is the simulator's (`slots`, `segments`).
                 LinkEvent::Served { .. } => {}
             },
-            Record::NetEvent { time_ns, kind, link, flow, bytes, live } => {
+            Record::NetEvent {
+                time_ns,
+                kind,
+                link,
+                flow,
+                bytes,
+                live,
+            } => {
                 local.event(time_ns, kind, link, flow, bytes, 0, live);
                 flush_rows += 1;
             }
@@ -283,8 +346,20 @@ pub fn run(
                     Side::Client => "client",
                     Side::Server => "server",
                 };
-                let kind = if matches!(r, Record::Malformed { .. }) { EventKind::Malformed } else { EventKind::InFlightLimit };
-                local.event(mono_ns.saturating_sub(origin_mono), kind, link, 0, len, 0, false);
+                let kind = if matches!(r, Record::Malformed { .. }) {
+                    EventKind::Malformed
+                } else {
+                    EventKind::InFlightLimit
+                };
+                local.event(
+                    mono_ns.saturating_sub(origin_mono),
+                    kind,
+                    link,
+                    0,
+                    len,
+                    0,
+                    false,
+                );
                 flush_rows += 1;
             }
         }
@@ -316,11 +391,20 @@ mod tests {
         let series = Arc::new(Mutex::new(Series::default()));
         let writer = {
             let series = series.clone();
-            std::thread::spawn(move || run(rx, Arc::new(AtomicU64::new(0)), None, None, series, 0, 0))
+            std::thread::spawn(move || {
+                run(rx, Arc::new(AtomicU64::new(0)), None, None, series, 0, 0)
+            })
         };
         let sent = MAX_SERIES_ROWS + 10_000;
         for i in 0..sent {
-            let r = Record::NetEvent { time_ns: i as u64, kind: EventKind::Outage, link: "downlink", flow: 0, bytes: 100, live: false };
+            let r = Record::NetEvent {
+                time_ns: i as u64,
+                kind: EventKind::Outage,
+                link: "downlink",
+                flow: 0,
+                bytes: 100,
+                live: false,
+            };
             tx.send(r).unwrap();
         }
         drop(tx);

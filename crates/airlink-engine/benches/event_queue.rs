@@ -15,11 +15,21 @@ fn hold_with<E: Clone>(c: &mut Criterion, name: &str, event: impl Fn(usize) -> E
                 let mut rng = RngStream::derive(1, "bench");
                 let mut q = EventQueue::new();
                 for i in 0..population {
-                    q.push(Instant::from_nanos(rng.below(1_000_000)), 0, i as u32, event(i));
+                    q.push(
+                        Instant::from_nanos(rng.below(1_000_000)),
+                        0,
+                        i as u32,
+                        event(i),
+                    );
                 }
                 for _ in 0..100_000 {
                     let (k, e) = q.pop().unwrap();
-                    q.push(k.time + Duration::from_nanos(rng.below(1_000_000)), 0, k.source, e);
+                    q.push(
+                        k.time + Duration::from_nanos(rng.below(1_000_000)),
+                        0,
+                        k.source,
+                        e,
+                    );
                 }
                 q.len()
             })
@@ -38,7 +48,12 @@ fn links(c: &mut Criterion) {
             let mut q = EventQueue::new();
             for i in 0..4096u32 {
                 let link = i % LINKS;
-                q.push(Instant::from_nanos(i as u64 * 1_000), 0, link, [i as u64; 20]);
+                q.push(
+                    Instant::from_nanos(i as u64 * 1_000),
+                    0,
+                    link,
+                    [i as u64; 20],
+                );
             }
             for _ in 0..100_000 {
                 let (k, e) = q.pop().unwrap();

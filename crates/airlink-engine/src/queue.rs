@@ -105,7 +105,13 @@ impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: BinaryHeap::new(),
-            lanes: (0..LANES).map(|_| Lane { owner: 0, last: Instant::ZERO, events: VecDeque::new() }).collect(),
+            lanes: (0..LANES)
+                .map(|_| Lane {
+                    owner: 0,
+                    last: Instant::ZERO,
+                    events: VecDeque::new(),
+                })
+                .collect(),
             slab: Vec::new(),
             free: Vec::new(),
             len: 0,
@@ -117,7 +123,11 @@ impl<E> EventQueue<E> {
     /// Schedules `event` at `time`. Panics if `time` is before the last popped event: a model
     /// that schedules into the past has a causality bug, and silently reordering would hide it.
     pub fn push(&mut self, time: Instant, rank: u8, source: u32, event: E) -> EventKey {
-        assert!(time >= self.now, "event scheduled in the past ({time} < {})", self.now);
+        assert!(
+            time >= self.now,
+            "event scheduled in the past ({time} < {})",
+            self.now
+        );
         let rank_source = (rank as u64) << 32 | source as u64;
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -142,7 +152,13 @@ impl<E> EventQueue<E> {
                 let lane = &mut self.lanes[at];
                 lane.last = time;
                 lane.events.push_back((time, seq, event));
-                let entry = HeapKey { time, rank_source, seq, at: at as u32, in_lane: true };
+                let entry = HeapKey {
+                    time,
+                    rank_source,
+                    seq,
+                    at: at as u32,
+                    in_lane: true,
+                };
                 // Only a lane's first event has its key in the heap.
                 if lane.events.len() == 1 {
                     self.heap.push(Reverse(entry));
@@ -160,7 +176,13 @@ impl<E> EventQueue<E> {
                         u32::try_from(self.slab.len() - 1).expect("fewer than 2^32 pending events")
                     }
                 };
-                let entry = HeapKey { time, rank_source, seq, at: slot, in_lane: false };
+                let entry = HeapKey {
+                    time,
+                    rank_source,
+                    seq,
+                    at: slot,
+                    in_lane: false,
+                };
                 self.heap.push(Reverse(entry));
                 entry
             }
@@ -186,7 +208,9 @@ impl<E> EventQueue<E> {
         } else {
             PeekMut::pop(top);
             self.free.push(entry.at);
-            self.slab[entry.at as usize].take().expect("a queued slot holds its event")
+            self.slab[entry.at as usize]
+                .take()
+                .expect("a queued slot holds its event")
         };
         self.len -= 1;
         self.now = entry.time;
@@ -229,7 +253,13 @@ mod tests {
         let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(
             order,
-            ["earlier", "arrival from 2 (first)", "arrival from 2 (second)", "arrival from 5", "timer"]
+            [
+                "earlier",
+                "arrival from 2 (first)",
+                "arrival from 2 (second)",
+                "arrival from 5",
+                "timer"
+            ]
         );
     }
 

@@ -46,7 +46,10 @@ impl RngStream {
     }
 
     pub fn from_seed(seed: u64) -> Self {
-        RngStream { rng: Xoshiro256PlusPlus::seed_from_u64(seed), key: seed }
+        RngStream {
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            key: seed,
+        }
     }
 
     /// A sub-stream for a part of this component (e.g. `"tap3"`), independent of how many
@@ -132,7 +135,10 @@ mod tests {
         assert_ne!(first, RngStream::derive(42, "flow1").next_u64());
         assert_ne!(first, RngStream::derive(43, "flow0").next_u64());
         assert_eq!(derive_seed(1, "channel"), GOLDEN_CHANNEL_SEED);
-        assert_eq!(RngStream::derive(1, "channel").next_u64(), GOLDEN_CHANNEL_FIRST_DRAW);
+        assert_eq!(
+            RngStream::derive(1, "channel").next_u64(),
+            GOLDEN_CHANNEL_FIRST_DRAW
+        );
     }
 
     #[test]
@@ -169,6 +175,9 @@ mod tests {
         let a = RngStream::derive(9, "chan");
         let mut b = a.clone();
         b.next_u64();
-        assert_eq!(a.substream("tap1").next_u64(), b.substream("tap1").next_u64());
+        assert_eq!(
+            a.substream("tap1").next_u64(),
+            b.substream("tap1").next_u64()
+        );
     }
 }

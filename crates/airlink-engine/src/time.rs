@@ -153,14 +153,23 @@ mod tests {
     #[test]
     fn transmission_time_rounds_up() {
         // 1500 B at 9.6 kbit/s = 1.25 s exactly (spec F).
-        assert_eq!(Duration::for_bits(12_000, 9_600), Duration::from_millis(1250));
+        assert_eq!(
+            Duration::for_bits(12_000, 9_600),
+            Duration::from_millis(1250)
+        );
         // 100 B at 9.6 kbit/s = 83.333... ms, rounded up to the next nanosecond.
         assert_eq!(Duration::for_bits(800, 9_600).as_nanos(), 83_333_334);
     }
 
     #[test]
     fn arithmetic_saturates_instead_of_wrapping() {
-        assert_eq!(Instant::FAR_FUTURE + Duration::from_secs(1), Instant::FAR_FUTURE);
-        assert_eq!(Instant::ZERO.saturating_since(Instant::from_millis(5)), Duration::ZERO);
+        assert_eq!(
+            Instant::FAR_FUTURE + Duration::from_secs(1),
+            Instant::FAR_FUTURE
+        );
+        assert_eq!(
+            Instant::ZERO.saturating_since(Instant::from_millis(5)),
+            Duration::ZERO
+        );
     }
 }

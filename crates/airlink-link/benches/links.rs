@@ -1,7 +1,12 @@
 //! Per-packet cost of the link models.
-use airlink_channel::{CellChannel, CellChannelConfig, OfdmChannel, OfdmChannelConfig, PredictionModel, TapProfile};
+use airlink_channel::{
+    CellChannel, CellChannelConfig, OfdmChannel, OfdmChannelConfig, PredictionModel, TapProfile,
+};
 use airlink_engine::{Duration, Instant, RngStream};
-use airlink_link::{CellDownlink, CellParams, Link, Ofdm4gDownlink, Ofdm4gModulation, Ofdm4gParams, Packet, Pipe, PipeParams, QueueLimit, SlotAllocation};
+use airlink_link::{
+    CellDownlink, CellParams, Link, Ofdm4gDownlink, Ofdm4gModulation, Ofdm4gParams, Packet, Pipe,
+    PipeParams, QueueLimit, SlotAllocation,
+};
 use airlink_phy::{Modulation, ModulationTable, OddKModel, SwitchingRule};
 use airlink_sched::SchedulerConfig;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -21,7 +26,14 @@ fn pipe(c: &mut Criterion) {
     let mut g = c.benchmark_group("pipe");
     g.throughput(Throughput::Elements(10_000));
     g.bench_function("enqueue_and_deliver_1500B_at_1Gbit", |b| {
-        let params = PipeParams { rate_bps: Some(1_000_000_000), delay: Duration::from_millis(1), queue_limit: QueueLimit::Packets(100_000), loss: 0.0, bit_error_rate: 1e-7, error_burst_bits: None };
+        let params = PipeParams {
+            rate_bps: Some(1_000_000_000),
+            delay: Duration::from_millis(1),
+            queue_limit: QueueLimit::Packets(100_000),
+            loss: 0.0,
+            bit_error_rate: 1e-7,
+            error_burst_bits: None,
+        };
         b.iter(|| {
             let mut p = Pipe::new(params.clone(), RngStream::derive(1, "bench"));
             let mut t = Instant::ZERO;
@@ -39,7 +51,10 @@ fn pipe(c: &mut Criterion) {
 
 fn ofdm4g(c: &mut Criterion) {
     let mut g = c.benchmark_group("ofdm4g");
-    for (name, allocation) in [("static", SlotAllocation::Static(12)), ("best_of_25", SlotAllocation::Best)] {
+    for (name, allocation) in [
+        ("static", SlotAllocation::Static(12)),
+        ("best_of_25", SlotAllocation::Best),
+    ] {
         g.throughput(Throughput::Elements(200));
         g.bench_function(format!("200_packets_adaptive_{name}"), |b| {
             b.iter(|| {
@@ -57,7 +72,15 @@ fn ofdm4g(c: &mut Criterion) {
                     bins_per_second: 1500,
                 };
                 let channel = OfdmChannel::new(&cfg, RngStream::derive(1, "c")).unwrap();
-                let table = ModulationTable::new(&Modulation::ALL, SwitchingRule::MaxThroughput, 40.0, 0.0, 108, OddKModel::Generic).unwrap();
+                let table = ModulationTable::new(
+                    &Modulation::ALL,
+                    SwitchingRule::MaxThroughput,
+                    40.0,
+                    0.0,
+                    108,
+                    OddKModel::Generic,
+                )
+                .unwrap();
                 let params = Ofdm4gParams {
                     queue_limit: QueueLimit::Packets(1000),
                     bins_per_second: 1500,
@@ -107,9 +130,20 @@ fn cell(c: &mut Criterion) {
     for name in SchedulerConfig::NAMES {
         g.bench_function(format!("21_users_25s_{name}"), |b| {
             b.iter(|| {
-                let channel = CellChannel::new(&CellChannelConfig::study(), RngStream::derive(1, "cell")).unwrap();
-                let params = CellParams { scheduler: SchedulerConfig::by_name(name).unwrap(), ..CellParams::default() };
-                let mut link = CellDownlink::new(params, channel, (0..21).map(|u| (u, u as usize)).collect(), RngStream::derive(1, "l")).unwrap();
+                let channel =
+                    CellChannel::new(&CellChannelConfig::study(), RngStream::derive(1, "cell"))
+                        .unwrap();
+                let params = CellParams {
+                    scheduler: SchedulerConfig::by_name(name).unwrap(),
+                    ..CellParams::default()
+                };
+                let mut link = CellDownlink::new(
+                    params,
+                    channel,
+                    (0..21).map(|u| (u, u as usize)).collect(),
+                    RngStream::derive(1, "l"),
+                )
+                .unwrap();
                 for k in 0..21 * 1500 {
                     link.enqueue(Instant::ZERO, CellPacket(k % 21));
                 }

@@ -14,7 +14,10 @@
 //! Unit boundaries of a busy period are computed from its start (`start + k·unit time`), so
 //! rounding never accumulates. Loss, bit errors and the queue limit are the pipe's.
 
-use crate::{BitErrors, DropReason, Link, LinkChange, LinkEvent, LinkSample, LinkStats, Packet, PipeParams, QueueLimit};
+use crate::{
+    BitErrors, DropReason, Link, LinkChange, LinkEvent, LinkSample, LinkStats, Packet, PipeParams,
+    QueueLimit,
+};
 use airlink_engine::{Duration, Instant, RngStream};
 use std::collections::VecDeque;
 
@@ -73,9 +76,16 @@ impl<P: Packet> Granular<P> {
     fn drop_packet(&mut self, now: Instant, pkt: &P, reason: DropReason) {
         match reason {
             DropReason::Queue => self.stats.queue_drops += 1,
-            DropReason::Loss | DropReason::RetryLimit | DropReason::Handoff => self.stats.loss_drops += 1,
+            DropReason::Loss | DropReason::RetryLimit | DropReason::Handoff => {
+                self.stats.loss_drops += 1
+            }
         }
-        self.events.push_back(LinkEvent::Drop { at: now, flow: pkt.flow(), bytes: pkt.wire_len(), reason });
+        self.events.push_back(LinkEvent::Drop {
+            at: now,
+            flow: pkt.flow(),
+            bytes: pkt.wire_len(),
+            reason,
+        });
     }
 
     /// Puts the next unit on the air at `at`, filled from the head of the queue.
@@ -83,7 +93,8 @@ impl<P: Packet> Granular<P> {
         let (start, rate, units) = self.period;
         let continues = self.unit_end == Some(at) && rate == self.rate_bps;
         let (start, units) = if continues { (start, units) } else { (at, 0) };
-        let end = start + Duration::for_bits((units + 1) * self.unit_bytes as u64 * 8, self.rate_bps);
+        let end =
+            start + Duration::for_bits((units + 1) * self.unit_bytes as u64 * 8, self.rate_bps);
         self.period = (start, self.rate_bps, units + 1);
         self.unit_end = Some(end);
         self.unit_start = at;
@@ -95,7 +106,9 @@ impl<P: Packet> Granular<P> {
     /// Moves bytes from the head of the queue into the unit's remaining room.
     fn fill(&mut self) {
         while self.room > 0 {
-            let Some((_, left)) = self.queue.front_mut() else { break };
+            let Some((_, left)) = self.queue.front_mut() else {
+                break;
+            };
             let take = self.room.min(*left);
             *left -= take;
             self.room -= take;
@@ -113,7 +126,11 @@ impl<P: Packet> Granular<P> {
 
     fn bytes_in_link(&self) -> u64 {
         // Bytes of packets not yet delivered, whole (the queue limit counts packets as the pipe's).
-        self.queue.iter().map(|(p, _)| p.wire_len() as u64).sum::<u64>() + self.finishing_bytes
+        self.queue
+            .iter()
+            .map(|(p, _)| p.wire_len() as u64)
+            .sum::<u64>()
+            + self.finishing_bytes
     }
 }
 
@@ -140,7 +157,13 @@ impl<P: Packet> Link<P> for Granular<P> {
             self.drop_packet(now, &pkt, DropReason::Queue);
             return;
         }
-        if self.errors.apply(&mut pkt, self.params.bit_error_rate, self.params.error_burst_bits, &mut self.rng) > 0 {
+        if self.errors.apply(
+            &mut pkt,
+            self.params.bit_error_rate,
+            self.params.error_burst_bits,
+            &mut self.rng,
+        ) > 0
+        {
             self.stats.packets_corrupted += 1;
         }
         self.queue.push_back((pkt, len));
@@ -186,7 +209,11 @@ impl<P: Packet> Link<P> for Granular<P> {
     }
 
     fn sample(&mut self, _now: Instant) -> LinkSample {
-        LinkSample { queue_packets: self.packets_in_link() as u32, queue_bytes: self.bytes_in_link(), radio: None }
+        LinkSample {
+            queue_packets: self.packets_in_link() as u32,
+            queue_bytes: self.bytes_in_link(),
+            radio: None,
+        }
     }
 }
 
@@ -197,12 +224,22 @@ mod tests {
     use crate::Pipe;
 
     fn link(rate: u64, unit: u32) -> Granular<TestPacket> {
-        Granular::new(PipeParams { rate_bps: Some(rate), ..Default::default() }, unit, RngStream::derive(1, "granular"))
+        Granular::new(
+            PipeParams {
+                rate_bps: Some(rate),
+                ..Default::default()
+            },
+            unit,
+            RngStream::derive(1, "granular"),
+        )
     }
 
     /// Drives a link like the engine: arrivals at their instants, timers when due; returns the
     /// (id, departure ms) of every packet and the number of wake-ups.
-    fn drive(l: &mut impl Link<TestPacket>, arrivals: &[(u64, u32, u32)]) -> (Vec<(u32, f64)>, usize) {
+    fn drive(
+        l: &mut impl Link<TestPacket>,
+        arrivals: &[(u64, u32, u32)],
+    ) -> (Vec<(u32, f64)>, usize) {
         let mut out = Vec::new();
         let mut wakeups = 0;
         let mut next = 0;
@@ -253,7 +290,13 @@ mod tests {
         let arrivals: Vec<_> = (0..200).map(|i| (0, i, 1000)).collect();
         let rate = 53_600;
         let (fine, wakeups) = drive(&mut link(rate, 30), &arrivals);
-        let mut pipe = Pipe::new(PipeParams { rate_bps: Some(rate), ..Default::default() }, RngStream::derive(1, "p"));
+        let mut pipe = Pipe::new(
+            PipeParams {
+                rate_bps: Some(rate),
+                ..Default::default()
+            },
+            RngStream::derive(1, "p"),
+        );
         let (whole, _) = drive(&mut pipe, &arrivals);
         let unit_ms = 30.0 * 8.0 / rate as f64 * 1e3;
         for ((a, t), (b, u)) in fine.iter().zip(&whole) {
@@ -269,7 +312,12 @@ mod tests {
     #[test]
     fn queue_limit_loss_and_delay_are_the_pipes() {
         let mut l = Granular::new(
-            PipeParams { rate_bps: Some(8_000), delay: Duration::from_millis(100), queue_limit: QueueLimit::Packets(2), ..Default::default() },
+            PipeParams {
+                rate_bps: Some(8_000),
+                delay: Duration::from_millis(100),
+                queue_limit: QueueLimit::Packets(2),
+                ..Default::default()
+            },
             200,
             RngStream::derive(1, "g"),
         );

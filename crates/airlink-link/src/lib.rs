@@ -28,7 +28,10 @@ pub use granular::Granular;
 pub use ofdm4g::{Ofdm4gDownlink, Ofdm4gModulation, Ofdm4gParams, SlotAllocation};
 pub use pipe::{Pipe, PipeParams, QueueLimit};
 pub use trace::{Trace, TraceError, TraceLink, TraceParams, OPPORTUNITY_BYTES};
-pub use wlan::{bianchi_saturation_bps, Association, Attachment, WlanError, WlanLink, WlanNodeStats, WlanParams, WlanRoute, WlanStats};
+pub use wlan::{
+    bianchi_saturation_bps, Association, Attachment, WlanError, WlanLink, WlanNodeStats,
+    WlanParams, WlanRoute, WlanStats,
+};
 
 use airlink_engine::{Duration, Instant};
 
@@ -85,12 +88,27 @@ impl DropReason {
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub enum LinkEvent {
     /// A packet was dropped.
-    Drop { at: Instant, flow: u32, bytes: u32, reason: DropReason },
+    Drop {
+        at: Instant,
+        flow: u32,
+        bytes: u32,
+        reason: DropReason,
+    },
     /// ARQ gave up on a frame: the packet leaves with bit errors.
-    ArqGaveUp { at: Instant, flow: u32, bit_errors: u32 },
+    ArqGaveUp {
+        at: Instant,
+        flow: u32,
+        bit_errors: u32,
+    },
     /// A cell served `user` in slot `slot` (starting `at`) at `rate_bps`; the frame failed
     /// when `frame_error`. Only from a cell that logs its slots (`CellParams::record_slots`).
-    Served { at: Instant, slot: u64, user: u32, rate_bps: u64, frame_error: bool },
+    Served {
+        at: Instant,
+        slot: u64,
+        user: u32,
+        rate_bps: u64,
+        frame_error: bool,
+    },
 }
 
 /// Counters common to all links, plus model-specific ones (zero where not applicable).
@@ -307,7 +325,12 @@ pub(crate) mod testing {
 
     impl TestPacket {
         pub fn new(id: u32, len: u32) -> Self {
-            TestPacket { id, len, flipped: Vec::new(), flow: 0 }
+            TestPacket {
+                id,
+                len,
+                flipped: Vec::new(),
+                flow: 0,
+            }
         }
     }
 
@@ -316,7 +339,11 @@ pub(crate) mod testing {
             self.len
         }
         fn flip_bit(&mut self, bit: u64) {
-            assert!(bit < self.len as u64 * 8, "bit {bit} outside a {}-byte packet", self.len);
+            assert!(
+                bit < self.len as u64 * 8,
+                "bit {bit} outside a {}-byte packet",
+                self.len
+            );
             self.flipped.push(bit);
         }
         fn flow(&self) -> u32 {

@@ -28,7 +28,9 @@ use crate::pipe::QueueLimit;
 use crate::{DropReason, Link, LinkChange, LinkEvent, LinkSample, LinkStats, Packet, RadioSample};
 use airlink_channel::OfdmChannel;
 use airlink_engine::{Duration, Instant, RngStream};
-use airlink_phy::{frame_error_prob, symbol_error_prob, LocalSwitching, Modulation, ModulationTable, OddKModel};
+use airlink_phy::{
+    frame_error_prob, symbol_error_prob, LocalSwitching, Modulation, ModulationTable, OddKModel,
+};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -66,7 +68,6 @@ pub struct Ofdm4gParams {
     /// `false`: every frame arrives intact (validation runs).
     pub channel_errors: bool,
 }
-
 
 /// A packet being cut into frames or waiting for its frames.
 struct Reassembly<P> {
@@ -116,12 +117,19 @@ impl<P: Packet> Ofdm4gDownlink<P> {
     /// `channel` gives the SNR of every bin; `rng` draws frame errors and bit errors.
     pub fn new(p: Ofdm4gParams, channel: OfdmChannel, rng: RngStream) -> Self {
         assert!(p.symbols_per_frame > 0);
-        assert_eq!(channel.grid().bins_per_second(), p.bins_per_second as u64, "link slots are the channel's bins");
+        assert_eq!(
+            channel.grid().bins_per_second(),
+            p.bins_per_second as u64,
+            "link slots are the channel's bins"
+        );
         let n = channel.n_subbands();
         if let SlotAllocation::Static(m) = p.allocation {
             assert!((m as usize) < n, "static sub-band {m} of {n}");
         }
-        let stats = LinkStats { slot_duration_s: 1.0 / p.bins_per_second as f64, ..Default::default() };
+        let stats = LinkStats {
+            slot_duration_s: 1.0 / p.bins_per_second as f64,
+            ..Default::default()
+        };
         Ofdm4gDownlink {
             p,
             channel,
@@ -168,7 +176,8 @@ impl<P: Packet> Ofdm4gDownlink<P> {
                 (m, t, p)
             }
             SlotAllocation::Best => {
-                self.channel.snr_all(n, &mut self.snr_true, &mut self.snr_pred);
+                self.channel
+                    .snr_all(n, &mut self.snr_true, &mut self.snr_pred);
                 // Lowest index wins ties: a deterministic rule.
                 let mut best = 0;
                 for m in 1..self.snr_pred.len() {
@@ -186,7 +195,8 @@ impl<P: Packet> Ofdm4gDownlink<P> {
             Ofdm4gModulation::Fixed(m) => *m,
             Ofdm4gModulation::Adaptive(table) => table.select(predicted_snr),
             Ofdm4gModulation::AdaptiveLocal(local) => {
-                let step = LocalSwitching::step_of(self.channel.local_mean_snr_lin(n)).expect("the mean SNR is finite");
+                let step = LocalSwitching::step_of(self.channel.local_mean_snr_lin(n))
+                    .expect("the mean SNR is finite");
                 let table = match &self.local_table {
                     Some((s, table)) if *s == step => table,
                     _ => &self.local_table.insert((step, local.table(step))).1,
@@ -201,7 +211,12 @@ impl<P: Packet> Ofdm4gDownlink<P> {
         if self.cutting.is_none() {
             let pkt = self.queue.pop_front()?;
             self.queue_bytes -= pkt.wire_len() as u64;
-            let entry = Reassembly { pkt, unresolved: 0, cut: false, bit_errors: 0 };
+            let entry = Reassembly {
+                pkt,
+                unresolved: 0,
+                cut: false,
+                bit_errors: 0,
+            };
             let idx = match self.free.pop() {
                 Some(i) => {
                     self.reassembly[i] = Some(entry);
@@ -215,7 +230,9 @@ impl<P: Packet> Ofdm4gDownlink<P> {
             self.cutting = Some((idx, 0));
         }
         let (idx, offset) = self.cutting.expect("set above");
-        let entry = self.reassembly[idx].as_mut().expect("packet being cut is in reassembly");
+        let entry = self.reassembly[idx]
+            .as_mut()
+            .expect("packet being cut is in reassembly");
         let total = entry.pkt.wire_len() as u64 * 8;
         let capacity = (self.p.symbols_per_frame * modulation.bits()) as u64;
         let bits = capacity.min(total - offset);
@@ -226,7 +243,14 @@ impl<P: Packet> Ofdm4gDownlink<P> {
         } else {
             self.cutting = Some((idx, offset + bits));
         }
-        Some(Frame { packet: idx, bit_offset: offset, bits: bits as u32, modulation, retransmissions: 0, ready_at: now })
+        Some(Frame {
+            packet: idx,
+            bit_offset: offset,
+            bits: bits as u32,
+            modulation,
+            retransmissions: 0,
+            ready_at: now,
+        })
     }
 
     /// One slot: send a retransmission if one is due, else the next frame of new data.
@@ -244,10 +268,17 @@ impl<P: Packet> Ofdm4gDownlink<P> {
                 let capacity = self.p.symbols_per_frame * f.modulation.bits();
                 if f.bits > capacity {
                     // Send what fits; the rest goes out in the next slot, still first in line.
-                    let rest = Frame { bit_offset: f.bit_offset + capacity as u64, bits: f.bits - capacity, ..f };
+                    let rest = Frame {
+                        bit_offset: f.bit_offset + capacity as u64,
+                        bits: f.bits - capacity,
+                        ..f
+                    };
                     f.bits = capacity;
                     self.retx.push_front(rest);
-                    self.reassembly[f.packet].as_mut().expect("retransmitted packet is in reassembly").unresolved += 1;
+                    self.reassembly[f.packet]
+                        .as_mut()
+                        .expect("retransmitted packet is in reassembly")
+                        .unresolved += 1;
                 }
             }
             f.retransmissions += 1;
@@ -262,7 +293,11 @@ impl<P: Packet> Ofdm4gDownlink<P> {
         self.stats.slots_per_modulation[k as usize - 1] += 1;
 
         let data_symbols = frame.bits.div_ceil(k);
-        let ps = if self.p.channel_errors { symbol_error_prob(frame.modulation, snr, self.p.odd_k) } else { 0.0 };
+        let ps = if self.p.channel_errors {
+            symbol_error_prob(frame.modulation, snr, self.p.odd_k)
+        } else {
+            0.0
+        };
         let failed = ps > 0.0 && self.rng.bernoulli(frame_error_prob(ps, data_symbols));
         let end = self.slot_start(n + 1);
         if !failed {
@@ -276,7 +311,9 @@ impl<P: Packet> Ofdm4gDownlink<P> {
             return;
         }
         // ARQ gives up: the frame's symbol errors become bit errors in the packet.
-        let entry = self.reassembly[frame.packet].as_mut().expect("frame's packet is in reassembly");
+        let entry = self.reassembly[frame.packet]
+            .as_mut()
+            .expect("frame's packet is in reassembly");
         let mut flipped = 0u32;
         airlink_phy::inject_symbol_errors_given_error(ps, data_symbols, k, &mut self.rng, |bit| {
             if bit < frame.bits as u64 {
@@ -285,13 +322,19 @@ impl<P: Packet> Ofdm4gDownlink<P> {
             }
         });
         entry.bit_errors += flipped;
-        self.events.push_back(LinkEvent::ArqGaveUp { at: end, flow: entry.pkt.flow(), bit_errors: flipped });
+        self.events.push_back(LinkEvent::ArqGaveUp {
+            at: end,
+            flow: entry.pkt.flow(),
+            bit_errors: flipped,
+        });
         self.resolve(frame.packet, end);
     }
 
     /// One of the packet's frames is settled; forward the packet when all are.
     fn resolve(&mut self, idx: usize, at: Instant) {
-        let entry = self.reassembly[idx].as_mut().expect("resolved packet is in reassembly");
+        let entry = self.reassembly[idx]
+            .as_mut()
+            .expect("resolved packet is in reassembly");
         entry.unresolved -= 1;
         if !entry.cut || entry.unresolved > 0 {
             return;
@@ -312,7 +355,15 @@ impl<P: Packet> Link<P> for Ofdm4gDownlink<P> {
     /// Changes the channel's mean SNR; `AdaptiveLocal` switching levels follow it, a single
     /// `Adaptive` table stays as it was built.
     fn change(&mut self, _now: Instant, c: &LinkChange) -> Result<(), String> {
-        let LinkChange { mean_snr_db: Some(db), rate_bps: None, delay: None, queue_limit: None, loss: None, bit_error_rate: None } = *c else {
+        let LinkChange {
+            mean_snr_db: Some(db),
+            rate_bps: None,
+            delay: None,
+            queue_limit: None,
+            loss: None,
+            bit_error_rate: None,
+        } = *c
+        else {
             return Err("an ofdm4g link can change only its mean SNR".into());
         };
         self.channel.set_mean_snr_db(db);
@@ -328,7 +379,12 @@ impl<P: Packet> Link<P> for Ofdm4gDownlink<P> {
         };
         if full {
             self.stats.queue_drops += 1;
-            self.events.push_back(LinkEvent::Drop { at: now, flow: pkt.flow(), bytes: len as u32, reason: DropReason::Queue });
+            self.events.push_back(LinkEvent::Drop {
+                at: now,
+                flow: pkt.flow(),
+                bytes: len as u32,
+                reason: DropReason::Queue,
+            });
             return;
         }
         // An idle link starts at the next slot boundary.
@@ -380,7 +436,9 @@ impl<P: Packet> Link<P> for Ofdm4gDownlink<P> {
     }
 
     fn sample(&mut self, now: Instant) -> LinkSample {
-        let n = self.slot_containing(now).max(self.next_slot.saturating_sub(1));
+        let n = self
+            .slot_containing(now)
+            .max(self.next_slot.saturating_sub(1));
         let (subband, snr, predicted) = self.choose_subband(n);
         let db = |x: f64| 10.0 * x.log10();
         LinkSample {
@@ -447,9 +505,18 @@ mod tests {
     #[test]
     fn error_free_capacity_is_bins_times_symbols_times_k_less_truncation() {
         // Spec G: with no errors each 1500-byte packet takes ceil(12000 / 108k) whole slots.
-        for (bins, symbols, len) in [(1500, 108, 1500), (1000, 96, 1500), (1500, 108, 576), (2000, 50, 1000)] {
+        for (bins, symbols, len) in [
+            (1500, 108, 1500),
+            (1000, 96, 1500),
+            (1500, 108, 576),
+            (2000, 50, 1000),
+        ] {
             for m in Modulation::ALL {
-                let mut link = Ofdm4gDownlink::new(params(m, bins, symbols, false, 0), channel(16.0, bins), RngStream::derive(1, "l"));
+                let mut link = Ofdm4gDownlink::new(
+                    params(m, bins, symbols, false, 0),
+                    channel(16.0, bins),
+                    RngStream::derive(1, "l"),
+                );
                 for i in 0..40 {
                     link.enqueue(Instant::ZERO, TestPacket::new(i, len));
                 }
@@ -463,27 +530,41 @@ mod tests {
                     assert_eq!(t.as_nanos(), expected, "{m:?} packet {i}");
                 }
                 assert_eq!(link.stats().frames_sent, frames * 40);
-                assert_eq!(link.stats().slots_per_modulation[m.bits() as usize - 1], frames * 40);
+                assert_eq!(
+                    link.stats().slots_per_modulation[m.bits() as usize - 1],
+                    frames * 40
+                );
             }
         }
     }
 
     #[test]
     fn an_idle_link_needs_no_wakeups_and_starts_at_the_next_slot() {
-        let mut link = Ofdm4gDownlink::new(params(Modulation::Qam4, 1500, 108, false, 0), channel(16.0, 1500), RngStream::derive(1, "l"));
+        let mut link = Ofdm4gDownlink::new(
+            params(Modulation::Qam4, 1500, 108, false, 0),
+            channel(16.0, 1500),
+            RngStream::derive(1, "l"),
+        );
         assert_eq!(link.poll_at(), None);
         // 1 ms is inside slot 1 (0.667..1.333 ms): the packet starts in slot 2.
         link.enqueue(Instant::from_millis(1), TestPacket::new(0, 1500));
         assert_eq!(link.poll_at(), Some(Instant::from_nanos(1_333_334)));
         let out = drain(&mut link);
         // 56 frames of 216 bits: slots 2..57, done at the start of slot 58.
-        assert_eq!(out[0].0, Instant::from_nanos((58 * 1_000_000_000u64).div_ceil(1500)));
+        assert_eq!(
+            out[0].0,
+            Instant::from_nanos((58 * 1_000_000_000u64).div_ceil(1500))
+        );
         assert_eq!(link.poll_at(), None);
     }
 
     #[test]
     fn the_gateway_queue_is_drop_tail() {
-        let mut link = Ofdm4gDownlink::new(params(Modulation::Qam4, 1500, 108, false, 0), channel(16.0, 1500), RngStream::derive(1, "l"));
+        let mut link = Ofdm4gDownlink::new(
+            params(Modulation::Qam4, 1500, 108, false, 0),
+            channel(16.0, 1500),
+            RngStream::derive(1, "l"),
+        );
         for i in 0..60 {
             link.enqueue(Instant::ZERO, TestPacket::new(i, 1500));
         }
@@ -497,7 +578,11 @@ mod tests {
     fn arq_gives_up_after_the_limit_and_releases_corrupted_packets() {
         // 256-QAM at 0 dB: every frame fails, so every frame is sent 1 + limit times.
         for limit in [0u32, 1, 3] {
-            let mut link = Ofdm4gDownlink::new(params(Modulation::Qam256, 1500, 108, true, limit), channel(0.0, 1500), RngStream::derive(2, "l"));
+            let mut link = Ofdm4gDownlink::new(
+                params(Modulation::Qam256, 1500, 108, true, limit),
+                channel(0.0, 1500),
+                RngStream::derive(2, "l"),
+            );
             for i in 0..3 {
                 link.enqueue(Instant::ZERO, TestPacket::new(i, 1500));
             }
@@ -510,7 +595,9 @@ mod tests {
             assert_eq!(s.frame_errors, s.frames_sent);
             assert_eq!(s.arq_retransmissions, 3 * frames * limit as u64);
             assert_eq!(s.packets_given_up, 3);
-            let gave_up = std::iter::from_fn(|| link.poll_event()).filter(|e| matches!(e, LinkEvent::ArqGaveUp { .. })).count();
+            let gave_up = std::iter::from_fn(|| link.poll_event())
+                .filter(|e| matches!(e, LinkEvent::ArqGaveUp { .. }))
+                .count();
             assert_eq!(gave_up as u64, 3 * frames);
         }
     }
@@ -528,11 +615,17 @@ mod tests {
         }
         let out = drain(&mut link);
         assert_eq!(out.len(), 300);
-        assert!(out.iter().all(|(_, p)| p.flipped.is_empty()), "30 retransmissions repair everything here");
+        assert!(
+            out.iter().all(|(_, p)| p.flipped.is_empty()),
+            "30 retransmissions repair everything here"
+        );
         assert!(link.stats().arq_retransmissions > 0);
         let reordered = out.windows(2).filter(|w| w[1].1.id < w[0].1.id).count();
         assert!(reordered > 0, "pipelined ARQ reorders packets");
-        assert!(out.windows(2).all(|w| w[0].0 <= w[1].0), "outputs leave in time order");
+        assert!(
+            out.windows(2).all(|w| w[0].0 <= w[1].0),
+            "outputs leave in time order"
+        );
     }
 
     #[test]
@@ -545,16 +638,42 @@ mod tests {
         let chosen_after_drop = |modulation: Ofdm4gModulation| {
             let mut p = params(Modulation::Bpsk, 1500, 108, true, 3);
             p.modulation = modulation;
-            let mut link: Ofdm4gDownlink<TestPacket> = Ofdm4gDownlink::new(p, channel(16.0, 1500), RngStream::derive(4, "l"));
+            let mut link: Ofdm4gDownlink<TestPacket> =
+                Ofdm4gDownlink::new(p, channel(16.0, 1500), RngStream::derive(4, "l"));
             let before = link.modulation_for(0, db(5.0));
-            let drop = LinkChange { mean_snr_db: Some(8.0), ..Default::default() };
+            let drop = LinkChange {
+                mean_snr_db: Some(8.0),
+                ..Default::default()
+            };
             link.change(Instant::ZERO, &drop).unwrap();
             (before, link.modulation_for(1, db(5.0)))
         };
-        let local = LocalSwitching::new(&Modulation::ALL, rule, 0.1, 108, OddKModel::Generic, db(16.0)).unwrap();
-        assert_eq!(chosen_after_drop(Ofdm4gModulation::AdaptiveLocal(Arc::new(local))), (Modulation::Qam4, Modulation::Bpsk));
-        let fixed = ModulationTable::new(&Modulation::ALL, rule, db(16.0), 0.1, 108, OddKModel::Generic).unwrap();
-        assert_eq!(chosen_after_drop(Ofdm4gModulation::Adaptive(fixed)), (Modulation::Qam4, Modulation::Qam4));
+        let local = LocalSwitching::new(
+            &Modulation::ALL,
+            rule,
+            0.1,
+            108,
+            OddKModel::Generic,
+            db(16.0),
+        )
+        .unwrap();
+        assert_eq!(
+            chosen_after_drop(Ofdm4gModulation::AdaptiveLocal(Arc::new(local))),
+            (Modulation::Qam4, Modulation::Bpsk)
+        );
+        let fixed = ModulationTable::new(
+            &Modulation::ALL,
+            rule,
+            db(16.0),
+            0.1,
+            108,
+            OddKModel::Generic,
+        )
+        .unwrap();
+        assert_eq!(
+            chosen_after_drop(Ofdm4gModulation::Adaptive(fixed)),
+            (Modulation::Qam4, Modulation::Qam4)
+        );
     }
 
     #[test]
@@ -563,7 +682,15 @@ mod tests {
         // channel allows 2 ms later, so a short ARQ limit loses far fewer packets than when
         // the first modulation is kept.
         let given_up = |remodulate: bool| {
-            let table = ModulationTable::new(&Modulation::ALL, airlink_phy::SwitchingRule::MaxThroughput, 40.0, 0.0, 108, OddKModel::Generic).unwrap();
+            let table = ModulationTable::new(
+                &Modulation::ALL,
+                airlink_phy::SwitchingRule::MaxThroughput,
+                40.0,
+                0.0,
+                108,
+                OddKModel::Generic,
+            )
+            .unwrap();
             let mut p = params(Modulation::Bpsk, 1500, 108, true, 3);
             p.modulation = Ofdm4gModulation::Adaptive(table);
             p.arq_remodulate = remodulate;
@@ -576,21 +703,35 @@ mod tests {
             assert_eq!(out.len(), 500, "every packet leaves, intact or not");
             let mut ids: Vec<u32> = out.iter().map(|(_, p)| p.id).collect();
             ids.sort();
-            assert_eq!(ids, (0..500).collect::<Vec<_>>(), "each packet exactly once");
+            assert_eq!(
+                ids,
+                (0..500).collect::<Vec<_>>(),
+                "each packet exactly once"
+            );
             link.stats().packets_given_up
         };
         let (kept, remodulated) = (given_up(false), given_up(true));
-        assert!(remodulated * 3 < kept, "remodulated {remodulated} vs kept {kept}");
+        assert!(
+            remodulated * 3 < kept,
+            "remodulated {remodulated} vs kept {kept}"
+        );
     }
 
     #[test]
     fn the_same_seed_gives_the_same_link_behaviour() {
         let run = |seed| {
-            let mut link = Ofdm4gDownlink::new(params(Modulation::Qam16, 1500, 108, true, 2), channel(14.0, 1500), RngStream::derive(seed, "l"));
+            let mut link = Ofdm4gDownlink::new(
+                params(Modulation::Qam16, 1500, 108, true, 2),
+                channel(14.0, 1500),
+                RngStream::derive(seed, "l"),
+            );
             for i in 0..100 {
                 link.enqueue(Instant::ZERO, TestPacket::new(i, 1500));
             }
-            drain(&mut link).into_iter().map(|(t, p)| (t, p.id, p.flipped)).collect::<Vec<_>>()
+            drain(&mut link)
+                .into_iter()
+                .map(|(t, p)| (t, p.id, p.flipped))
+                .collect::<Vec<_>>()
         };
         assert_eq!(run(5), run(5));
         assert_ne!(run(5), run(6));

@@ -36,7 +36,14 @@ pub struct PipeParams {
 
 impl Default for PipeParams {
     fn default() -> Self {
-        PipeParams { rate_bps: None, delay: Duration::ZERO, queue_limit: QueueLimit::Packets(1000), loss: 0.0, bit_error_rate: 0.0, error_burst_bits: None }
+        PipeParams {
+            rate_bps: None,
+            delay: Duration::ZERO,
+            queue_limit: QueueLimit::Packets(1000),
+            loss: 0.0,
+            bit_error_rate: 0.0,
+            error_burst_bits: None,
+        }
     }
 }
 
@@ -96,9 +103,16 @@ impl<P: Packet> Pipe<P> {
     fn drop_packet(&mut self, now: Instant, pkt: &P, reason: DropReason) {
         match reason {
             DropReason::Queue => self.stats.queue_drops += 1,
-            DropReason::Loss | DropReason::RetryLimit | DropReason::Handoff => self.stats.loss_drops += 1,
+            DropReason::Loss | DropReason::RetryLimit | DropReason::Handoff => {
+                self.stats.loss_drops += 1
+            }
         }
-        self.events.push_back(LinkEvent::Drop { at: now, flow: pkt.flow(), bytes: pkt.wire_len(), reason });
+        self.events.push_back(LinkEvent::Drop {
+            at: now,
+            flow: pkt.flow(),
+            bytes: pkt.wire_len(),
+            reason,
+        });
     }
 }
 
@@ -136,7 +150,13 @@ impl<P: Packet> Link<P> for Pipe<P> {
                 departure
             }
         };
-        if self.errors.apply(&mut pkt, self.params.bit_error_rate, self.params.error_burst_bits, &mut self.rng) > 0 {
+        if self.errors.apply(
+            &mut pkt,
+            self.params.bit_error_rate,
+            self.params.error_burst_bits,
+            &mut self.rng,
+        ) > 0
+        {
             self.stats.packets_corrupted += 1;
         }
         self.stats.packets_out += 1;
@@ -164,7 +184,11 @@ impl<P: Packet> Link<P> for Pipe<P> {
 
     fn sample(&mut self, now: Instant) -> LinkSample {
         self.forget_departed(now);
-        LinkSample { queue_packets: self.backlog.len() as u32, queue_bytes: self.backlog_bytes, radio: None }
+        LinkSample {
+            queue_packets: self.backlog.len() as u32,
+            queue_bytes: self.backlog_bytes,
+            radio: None,
+        }
     }
 }
 
@@ -179,12 +203,18 @@ mod tests {
 
     #[test]
     fn serialises_at_the_rate_then_adds_the_delay() {
-        let mut p = pipe(PipeParams { rate_bps: Some(1_000_000), delay: Duration::from_millis(10), ..Default::default() });
+        let mut p = pipe(PipeParams {
+            rate_bps: Some(1_000_000),
+            delay: Duration::from_millis(10),
+            ..Default::default()
+        });
         // Three 1250-byte packets at once: 10 ms each on the wire.
         for i in 0..3 {
             p.enqueue(Instant::ZERO, TestPacket::new(i, 1250));
         }
-        let times: Vec<u64> = std::iter::from_fn(|| p.poll_output()).map(|(t, _)| t.as_nanos() / 1_000_000).collect();
+        let times: Vec<u64> = std::iter::from_fn(|| p.poll_output())
+            .map(|(t, _)| t.as_nanos() / 1_000_000)
+            .collect();
         assert_eq!(times, [20, 30, 40]);
         // A packet after the link went idle starts at once.
         p.enqueue(Instant::from_millis(100), TestPacket::new(9, 1250));
@@ -193,7 +223,11 @@ mod tests {
 
     #[test]
     fn drop_tail_counts_packets_in_the_link() {
-        let mut p = pipe(PipeParams { rate_bps: Some(8_000), queue_limit: QueueLimit::Packets(2), ..Default::default() });
+        let mut p = pipe(PipeParams {
+            rate_bps: Some(8_000),
+            queue_limit: QueueLimit::Packets(2),
+            ..Default::default()
+        });
         for i in 0..4 {
             p.enqueue(Instant::ZERO, TestPacket::new(i, 1000)); // 1 s each
         }
@@ -204,29 +238,55 @@ mod tests {
         p.enqueue(Instant::from_millis(1000), TestPacket::new(5, 1000));
         assert_eq!(p.stats().queue_drops, 2);
         let drops: Vec<_> = std::iter::from_fn(|| p.poll_event()).collect();
-        assert!(drops.iter().all(|e| matches!(e, LinkEvent::Drop { reason: DropReason::Queue, .. })));
+        assert!(drops.iter().all(|e| matches!(
+            e,
+            LinkEvent::Drop {
+                reason: DropReason::Queue,
+                ..
+            }
+        )));
         assert_eq!(drops.len(), 2);
     }
 
     #[test]
     fn a_rate_step_applies_to_packets_arriving_after_it() {
-        let mut p = pipe(PipeParams { rate_bps: Some(1_000_000), ..Default::default() });
+        let mut p = pipe(PipeParams {
+            rate_bps: Some(1_000_000),
+            ..Default::default()
+        });
         p.enqueue(Instant::ZERO, TestPacket::new(0, 1250)); // 10 ms at 1 Mbit/s
-        p.change(Instant::from_millis(1), &LinkChange { rate_bps: Some(500_000), delay: Some(Duration::from_millis(5)), ..Default::default() }).unwrap();
+        p.change(
+            Instant::from_millis(1),
+            &LinkChange {
+                rate_bps: Some(500_000),
+                delay: Some(Duration::from_millis(5)),
+                ..Default::default()
+            },
+        )
+        .unwrap();
         p.enqueue(Instant::from_millis(1), TestPacket::new(1, 1250)); // 20 ms at 0.5 Mbit/s, after the first
-        let times: Vec<u64> = std::iter::from_fn(|| p.poll_output()).map(|(t, _)| t.as_nanos() / 1_000_000).collect();
+        let times: Vec<u64> = std::iter::from_fn(|| p.poll_output())
+            .map(|(t, _)| t.as_nanos() / 1_000_000)
+            .collect();
         assert_eq!(times, [10, 35]);
     }
 
     #[test]
     fn byte_limits_and_random_loss() {
-        let mut p = pipe(PipeParams { rate_bps: Some(8_000), queue_limit: QueueLimit::Bytes(2500), ..Default::default() });
+        let mut p = pipe(PipeParams {
+            rate_bps: Some(8_000),
+            queue_limit: QueueLimit::Bytes(2500),
+            ..Default::default()
+        });
         for i in 0..3 {
             p.enqueue(Instant::ZERO, TestPacket::new(i, 1000));
         }
         assert_eq!(p.stats().queue_drops, 1);
 
-        let mut lossy = pipe(PipeParams { loss: 0.25, ..Default::default() });
+        let mut lossy = pipe(PipeParams {
+            loss: 0.25,
+            ..Default::default()
+        });
         for i in 0..40_000 {
             lossy.enqueue(Instant::ZERO, TestPacket::new(i, 100));
         }

@@ -66,11 +66,18 @@ impl Trace {
     /// empty trace, a trace whose last timestamp is 0 (no period). Blank lines are refused
     /// too except at the very end: Mahimahi itself refuses them.
     pub fn parse(text: &str, source: &str) -> Result<Trace, TraceError> {
-        let err = |line: Option<usize>, message: String| TraceError { source: source.into(), line, message };
+        let err = |line: Option<usize>, message: String| TraceError {
+            source: source.into(),
+            line,
+            message,
+        };
         let mut stamps = Vec::new();
         let body = text.trim_end_matches(['\n', '\r', ' ', '\t']);
         if body.is_empty() {
-            return Err(err(None, "empty trace: expected one integer millisecond timestamp per line".into()));
+            return Err(err(
+                None,
+                "empty trace: expected one integer millisecond timestamp per line".into(),
+            ));
         }
         for (i, raw) in body.lines().enumerate() {
             let line = raw.trim();
@@ -97,7 +104,10 @@ impl Trace {
         if period_ms == 0 {
             return Err(err(Some(stamps.len()), "the last timestamp is 0: expected a positive last timestamp (it is the trace's period)".into()));
         }
-        Ok(Trace { offsets_ms: stamps, period_ms })
+        Ok(Trace {
+            offsets_ms: stamps,
+            period_ms,
+        })
     }
 
     /// Reads and parses a trace file: a regular file (not a FIFO or a device, which could
@@ -105,7 +115,11 @@ impl Trace {
     pub fn from_file(path: &std::path::Path) -> Result<Trace, TraceError> {
         use std::io::Read;
         let source = path.display().to_string();
-        let err = |message: String| TraceError { source: source.clone(), line: None, message };
+        let err = |message: String| TraceError {
+            source: source.clone(),
+            line: None,
+            message,
+        };
         let mut options = std::fs::OpenOptions::new();
         options.read(true);
         #[cfg(unix)]
@@ -115,20 +129,32 @@ impl Trace {
             use std::os::unix::fs::OpenOptionsExt;
             options.custom_flags(libc::O_NONBLOCK);
         }
-        let file = options.open(path).map_err(|e| err(format!("cannot read the trace: {e}")))?;
-        let meta = file.metadata().map_err(|e| err(format!("cannot read the trace: {e}")))?;
+        let file = options
+            .open(path)
+            .map_err(|e| err(format!("cannot read the trace: {e}")))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| err(format!("cannot read the trace: {e}")))?;
         if !meta.is_file() {
             return Err(err("not a regular file: expected a trace file".into()));
         }
         if meta.len() > MAX_TRACE_BYTES {
-            return Err(err(format!("{} bytes: expected a trace of at most {MAX_TRACE_BYTES} bytes", meta.len())));
+            return Err(err(format!(
+                "{} bytes: expected a trace of at most {MAX_TRACE_BYTES} bytes",
+                meta.len()
+            )));
         }
         let mut bytes = Vec::new();
-        file.take(MAX_TRACE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| err(format!("cannot read the trace: {e}")))?;
+        file.take(MAX_TRACE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| err(format!("cannot read the trace: {e}")))?;
         if bytes.len() as u64 > MAX_TRACE_BYTES {
-            return Err(err(format!("expected a trace of at most {MAX_TRACE_BYTES} bytes")));
+            return Err(err(format!(
+                "expected a trace of at most {MAX_TRACE_BYTES} bytes"
+            )));
         }
-        let text = String::from_utf8(bytes).map_err(|_| err("this is not a Mahimahi trace: it is not text".into()))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| err("this is not a Mahimahi trace: it is not text".into()))?;
         Trace::parse(&text, &source)
     }
 
@@ -143,7 +169,8 @@ impl Trace {
 
     /// Mean capacity in bit/s.
     pub fn mean_rate_bps(&self) -> f64 {
-        self.offsets_ms.len() as f64 * OPPORTUNITY_BYTES as f64 * 8.0 / (self.period_ms as f64 * 1e-3)
+        self.offsets_ms.len() as f64 * OPPORTUNITY_BYTES as f64 * 8.0
+            / (self.period_ms as f64 * 1e-3)
     }
 
     /// The instant of opportunity number `n` (counting from the start of the run).
@@ -173,7 +200,10 @@ pub struct TraceParams {
 
 impl Default for TraceParams {
     fn default() -> Self {
-        TraceParams { delay: Duration::ZERO, queue_limit: QueueLimit::Packets(1000) }
+        TraceParams {
+            delay: Duration::ZERO,
+            queue_limit: QueueLimit::Packets(1000),
+        }
     }
 }
 
@@ -244,7 +274,12 @@ impl<P: Packet> Link<P> for TraceLink<P> {
         };
         if full {
             self.stats.queue_drops += 1;
-            self.events.push_back(LinkEvent::Drop { at: now, flow: pkt.flow(), bytes: len, reason: DropReason::Queue });
+            self.events.push_back(LinkEvent::Drop {
+                at: now,
+                flow: pkt.flow(),
+                bytes: len,
+                reason: DropReason::Queue,
+            });
             return;
         }
         if self.queue.is_empty() {
@@ -284,7 +319,11 @@ impl<P: Packet> Link<P> for TraceLink<P> {
     }
 
     fn sample(&mut self, _now: Instant) -> LinkSample {
-        LinkSample { queue_packets: self.queue.len() as u32, queue_bytes: self.queue_bytes, radio: None }
+        LinkSample {
+            queue_packets: self.queue.len() as u32,
+            queue_bytes: self.queue_bytes,
+            radio: None,
+        }
     }
 }
 
@@ -312,7 +351,9 @@ mod tests {
         let t = Trace::parse("1\n1\n3\n5\n", "t").unwrap();
         assert_eq!(t.period(), Duration::from_millis(5));
         assert_eq!(t.opportunities(), 4);
-        let at: Vec<u64> = (0..8).map(|n| t.instant(n).as_nanos() / 1_000_000).collect();
+        let at: Vec<u64> = (0..8)
+            .map(|n| t.instant(n).as_nanos() / 1_000_000)
+            .collect();
         assert_eq!(at, [1, 1, 3, 5, 6, 6, 8, 10]);
         assert_eq!(t.first_at_or_after(Instant::from_micros(1500)), 2);
         assert_eq!(t.first_at_or_after(Instant::from_millis(6)), 4);
@@ -325,20 +366,45 @@ mod tests {
     fn refuses_bad_traces_with_the_line_and_what_was_expected() {
         let e = Trace::parse("1\n2\nx3\n4\n", "a.trace").unwrap_err();
         assert_eq!(e.line, Some(3));
-        assert!(e.to_string().starts_with("a.trace:3: column 1: not a digit; expected a non-negative integer"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("a.trace:3: column 1: not a digit; expected a non-negative integer"),
+            "{e}"
+        );
         // Not a trace at all: nothing of the file is shown.
         let e = Trace::parse("root:$6$secret:19000:0:99999:7:::\n", "/etc/shadow").unwrap_err();
-        assert!(!e.to_string().contains("secret") && !e.to_string().contains("root"), "{e}");
+        assert!(
+            !e.to_string().contains("secret") && !e.to_string().contains("root"),
+            "{e}"
+        );
         assert!(e.message.contains("not a Mahimahi trace"), "{e}");
-        assert!(Trace::parse("1\n99999999999999\n", "big").unwrap_err().message.contains("at most"));
+        assert!(Trace::parse("1\n99999999999999\n", "big")
+            .unwrap_err()
+            .message
+            .contains("at most"));
         // A file cut in the middle of a line.
         let e = Trace::parse("10\n20\n3", "cut.trace").unwrap_err();
         assert_eq!(e.line, Some(3));
-        assert!(e.message.contains("before the previous one") && !e.message.contains("20"), "{e}");
+        assert!(
+            e.message.contains("before the previous one") && !e.message.contains("20"),
+            "{e}"
+        );
         let e = Trace::parse("10\n20\n2x", "cut.trace").unwrap_err();
-        assert_eq!((e.line, e.message.contains("expected a non-negative integer")), (Some(3), true));
-        assert!(Trace::parse("", "e").unwrap_err().message.contains("empty trace"));
-        assert!(Trace::parse("0\n0\n", "z").unwrap_err().message.contains("positive last timestamp"));
+        assert_eq!(
+            (
+                e.line,
+                e.message.contains("expected a non-negative integer")
+            ),
+            (Some(3), true)
+        );
+        assert!(Trace::parse("", "e")
+            .unwrap_err()
+            .message
+            .contains("empty trace"));
+        assert!(Trace::parse("0\n0\n", "z")
+            .unwrap_err()
+            .message
+            .contains("positive last timestamp"));
         assert!(Trace::parse("1\n\n2\n", "blank").unwrap_err().line == Some(2));
         assert!(Trace::parse("-1\n2\n", "neg").is_err());
         // Trailing newlines are fine.
@@ -356,13 +422,25 @@ mod tests {
         let fifo = dir.join("fifo");
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        assert!(Trace::from_file(&fifo).unwrap_err().message.contains("not a regular file"));
+        assert!(Trace::from_file(&fifo)
+            .unwrap_err()
+            .message
+            .contains("not a regular file"));
         let big = dir.join("big.trace");
-        std::fs::File::create(&big).unwrap().set_len(MAX_TRACE_BYTES + 1).unwrap();
-        assert!(Trace::from_file(&big).unwrap_err().message.contains("at most"));
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(MAX_TRACE_BYTES + 1)
+            .unwrap();
+        assert!(Trace::from_file(&big)
+            .unwrap_err()
+            .message
+            .contains("at most"));
         let binary = dir.join("binary.trace");
         std::fs::write(&binary, [0xff, 0xfe, b'\n']).unwrap();
-        assert!(Trace::from_file(&binary).unwrap_err().message.contains("not text"));
+        assert!(Trace::from_file(&binary)
+            .unwrap_err()
+            .message
+            .contains("not text"));
         let good = dir.join("good.trace");
         std::fs::write(&good, "1\n2\n").unwrap();
         assert_eq!(Trace::from_file(&good).unwrap().opportunities(), 2);
@@ -372,12 +450,21 @@ mod tests {
     #[test]
     fn one_packet_per_opportunity_and_lost_opportunities_when_idle() {
         let trace = Trace::parse("1\n2\n3\n4\n", "t").unwrap();
-        let mut l = TraceLink::new(trace, TraceParams { delay: Duration::from_millis(10), ..Default::default() });
+        let mut l = TraceLink::new(
+            trace,
+            TraceParams {
+                delay: Duration::from_millis(10),
+                ..Default::default()
+            },
+        );
         for i in 0..3 {
             l.enqueue(Instant::ZERO, TestPacket::new(i, 1500));
         }
         // Opportunities at 1, 2, 3; then +10 ms delay.
-        assert_eq!(run(&mut l, Instant::from_millis(100)), [(11, 0), (12, 1), (13, 2)]);
+        assert_eq!(
+            run(&mut l, Instant::from_millis(100)),
+            [(11, 0), (12, 1), (13, 2)]
+        );
         // Idle until 9.5 ms: the opportunities at 4 ... 9 are lost; next is 10.
         l.enqueue(Instant::from_micros(9500), TestPacket::new(7, 100));
         assert_eq!(run(&mut l, Instant::from_millis(100)), [(20, 7)]);
@@ -391,7 +478,10 @@ mod tests {
         l.enqueue(Instant::from_micros(500), TestPacket::new(1, 500));
         l.enqueue(Instant::from_micros(500), TestPacket::new(2, 1000)); // 500 B at 1 ms, 500 at 2 ms
         l.enqueue(Instant::from_micros(500), TestPacket::new(3, 4000)); // 1000 at 2, 1500 at 3, 1500 at 4
-        assert_eq!(run(&mut l, Instant::from_millis(100)), [(1, 0), (1, 1), (2, 2), (4, 3)]);
+        assert_eq!(
+            run(&mut l, Instant::from_millis(100)),
+            [(1, 0), (1, 1), (2, 2), (4, 3)]
+        );
         assert_eq!(l.stats().packets_out, 4);
         assert_eq!(l.stats().bytes_out, 6000);
     }
@@ -400,15 +490,30 @@ mod tests {
     fn the_long_run_rate_is_the_trace_rate_and_the_queue_is_drop_tail() {
         let trace = Trace::parse("0\n3\n3\n7\n10\n", "t").unwrap(); // 5 per 10 ms
         let rate = trace.mean_rate_bps();
-        let mut l = TraceLink::new(trace, TraceParams { queue_limit: QueueLimit::Packets(5), ..Default::default() });
+        let mut l = TraceLink::new(
+            trace,
+            TraceParams {
+                queue_limit: QueueLimit::Packets(5),
+                ..Default::default()
+            },
+        );
         for i in 0..10 {
             l.enqueue(Instant::ZERO, TestPacket::new(i, 1500));
         }
         assert_eq!(l.stats().queue_drops, 5);
-        assert!(matches!(l.poll_event(), Some(LinkEvent::Drop { reason: DropReason::Queue, .. })));
+        assert!(matches!(
+            l.poll_event(),
+            Some(LinkEvent::Drop {
+                reason: DropReason::Queue,
+                ..
+            })
+        ));
         run(&mut l, Instant::from_secs_f64(1.0));
         // Keep it saturated for 10 s and compare the delivered bytes with the trace's rate.
-        let big = TraceParams { queue_limit: QueueLimit::Packets(100_000), ..Default::default() };
+        let big = TraceParams {
+            queue_limit: QueueLimit::Packets(100_000),
+            ..Default::default()
+        };
         let mut l = TraceLink::new(Trace::parse("0\n3\n3\n7\n10\n", "t").unwrap(), big);
         let mut last = 0;
         for i in 0..10_000u32 {
@@ -418,6 +523,9 @@ mod tests {
             last = last.max(at);
         }
         let achieved = l.stats().bytes_out as f64 * 8.0 / 10.0;
-        assert!((achieved / rate - 1.0).abs() < 0.002, "{achieved} vs {rate}, last {last}");
+        assert!(
+            (achieved / rate - 1.0).abs() < 0.002,
+            "{achieved} vs {rate}, last {last}"
+        );
     }
 }

@@ -159,13 +159,21 @@ impl WlanParams {
             return Err(WlanError::Params("the slot time must be positive".into()));
         }
         if self.cw_min == 0 || self.cw_max < self.cw_min {
-            return Err(WlanError::Params(format!("need 0 < CW_min <= CW_max, got {} and {}", self.cw_min, self.cw_max)));
+            return Err(WlanError::Params(format!(
+                "need 0 < CW_min <= CW_max, got {} and {}",
+                self.cw_min, self.cw_max
+            )));
         }
         if self.retry_limit == 0 {
-            return Err(WlanError::Params("the retry limit must be at least 1 attempt".into()));
+            return Err(WlanError::Params(
+                "the retry limit must be at least 1 attempt".into(),
+            ));
         }
         if !(0.0..=1.0).contains(&self.frame_error_rate) {
-            return Err(WlanError::Params(format!("frame error rate {} is outside [0, 1]", self.frame_error_rate)));
+            return Err(WlanError::Params(format!(
+                "frame error rate {} is outside [0, 1]",
+                self.frame_error_rate
+            )));
         }
         Ok(())
     }
@@ -190,19 +198,35 @@ pub struct WlanRoute {
 pub enum WlanError {
     Params(String),
     /// A route names a station the WLAN does not have.
-    UnknownStation { flow: u32, station: u32, stations: u32 },
+    UnknownStation {
+        flow: u32,
+        station: u32,
+        stations: u32,
+    },
     /// A route whose two ends do not cross the medium (both wired or both the same station).
-    NoHop { flow: u32 },
+    NoHop {
+        flow: u32,
+    },
 }
 
 impl fmt::Display for WlanError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             WlanError::Params(m) => write!(f, "WLAN parameters: {m}"),
-            WlanError::UnknownStation { flow, station, stations } => {
-                write!(f, "flow {flow} uses station {station}, but the WLAN has stations 0..{stations}")
+            WlanError::UnknownStation {
+                flow,
+                station,
+                stations,
+            } => {
+                write!(
+                    f,
+                    "flow {flow} uses station {station}, but the WLAN has stations 0..{stations}"
+                )
             }
-            WlanError::NoHop { flow } => write!(f, "flow {flow} has both ends on the same side of the medium"),
+            WlanError::NoHop { flow } => write!(
+                f,
+                "flow {flow} has both ends on the same side of the medium"
+            ),
         }
     }
 }
@@ -214,9 +238,18 @@ impl std::error::Error for WlanError {}
 pub enum Association {
     /// The station leaves at `at`; what the AP held for it and did not lose leaves the link at
     /// `resume`.
-    Leave { station: u32, at: Instant, resume: Instant, queued_lost: f64 },
+    Leave {
+        station: u32,
+        at: Instant,
+        resume: Instant,
+        queued_lost: f64,
+    },
     /// The station re-associates: out of reach from `at`, associated from `until`.
-    Join { station: u32, at: Instant, until: Instant },
+    Join {
+        station: u32,
+        at: Instant,
+        until: Instant,
+    },
 }
 
 impl Association {
@@ -305,7 +338,12 @@ pub struct WlanLink<P> {
 
 impl<P: Packet> WlanLink<P> {
     /// A WLAN with `stations` stations and the given flows' routes; `rng` is the link's stream.
-    pub fn new(p: WlanParams, stations: u32, routes: HashMap<u32, WlanRoute>, rng: RngStream) -> Result<Self, WlanError> {
+    pub fn new(
+        p: WlanParams,
+        stations: u32,
+        routes: HashMap<u32, WlanRoute>,
+        rng: RngStream,
+    ) -> Result<Self, WlanError> {
         p.check()?;
         let mut flows: Vec<_> = routes.iter().collect();
         flows.sort_by_key(|(&f, _)| f);
@@ -313,7 +351,11 @@ impl<P: Packet> WlanLink<P> {
             for end in [r.client, r.server] {
                 if let Attachment::Station(s) = end {
                     if s >= stations {
-                        return Err(WlanError::UnknownStation { flow, station: s, stations });
+                        return Err(WlanError::UnknownStation {
+                            flow,
+                            station: s,
+                            stations,
+                        });
                     }
                 }
             }
@@ -323,7 +365,13 @@ impl<P: Packet> WlanLink<P> {
         }
         let n = stations as usize + 1;
         let nodes = (0..n)
-            .map(|i| Node { queue: VecDeque::new(), bytes: 0, failures: 0, slot: None, rng: rng.substream(&format!("backoff/node{i}")) })
+            .map(|i| Node {
+                queue: VecDeque::new(),
+                bytes: 0,
+                failures: 0,
+                slot: None,
+                rng: rng.substream(&format!("backoff/node{i}")),
+            })
             .collect();
         Ok(WlanLink {
             errors: rng.substream("errors"),
@@ -341,7 +389,10 @@ impl<P: Packet> WlanLink<P> {
             outbox: VecDeque::new(),
             events: VecDeque::new(),
             stats: LinkStats::default(),
-            wlan: WlanStats { nodes: vec![WlanNodeStats::default(); n], ..Default::default() },
+            wlan: WlanStats {
+                nodes: vec![WlanNodeStats::default(); n],
+                ..Default::default()
+            },
         })
     }
 
@@ -356,7 +407,11 @@ impl<P: Packet> WlanLink<P> {
     /// associated and joins only while away.
     pub fn with_associations(mut self, present: &[u32], mut handoffs: Vec<Association>) -> Self {
         for (s, a) in self.assoc.iter_mut().enumerate() {
-            *a = if present.contains(&(s as u32)) { Assoc::Present } else { Assoc::Absent };
+            *a = if present.contains(&(s as u32)) {
+                Assoc::Present
+            } else {
+                Assoc::Absent
+            };
         }
         handoffs.sort_by_key(|h| std::cmp::Reverse(h.at()));
         self.schedule = handoffs;
@@ -391,7 +446,10 @@ impl<P: Packet> WlanLink<P> {
     fn start_backoff(&mut self, i: usize, now: Instant) {
         let k = self.draw_backoff(i);
         // Idle slots already counted since t0 (none while the medium is busy).
-        let elapsed = now.saturating_since(self.t0).as_nanos().div_ceil(self.p.slot.as_nanos());
+        let elapsed = now
+            .saturating_since(self.t0)
+            .as_nanos()
+            .div_ceil(self.p.slot.as_nanos());
         self.nodes[i].slot = Some(elapsed + k);
     }
 
@@ -407,7 +465,12 @@ impl<P: Packet> WlanLink<P> {
         if full {
             self.stats.queue_drops += 1;
             self.wlan.nodes[i].queue_drops += 1;
-            self.events.push_back(LinkEvent::Drop { at: now, flow: pkt.flow(), bytes: len as u32, reason: DropReason::Queue });
+            self.events.push_back(LinkEvent::Drop {
+                at: now,
+                flow: pkt.flow(),
+                bytes: len as u32,
+                reason: DropReason::Queue,
+            });
             return;
         }
         if self.nodes[i].slot.is_none() && self.contends(i) {
@@ -426,8 +489,15 @@ impl<P: Packet> WlanLink<P> {
     /// The node a packet leaves from and the node it goes to.
     fn ends(&self, pkt: &P) -> (Attachment, Attachment) {
         let flow = pkt.flow();
-        let route = self.routes.get(&flow).or(self.fallback.as_ref()).unwrap_or_else(|| panic!("flow {flow} has no route on the WLAN"));
-        match pkt.direction().unwrap_or_else(|| panic!("a WLAN packet must carry its direction (flow {flow})")) {
+        let route = self
+            .routes
+            .get(&flow)
+            .or(self.fallback.as_ref())
+            .unwrap_or_else(|| panic!("flow {flow} has no route on the WLAN"));
+        match pkt
+            .direction()
+            .unwrap_or_else(|| panic!("a WLAN packet must carry its direction (flow {flow})"))
+        {
             Direction::Down => (route.server, route.client),
             Direction::Up => (route.client, route.server),
         }
@@ -437,15 +507,24 @@ impl<P: Packet> WlanLink<P> {
     fn lose(&mut self, i: usize, at: Instant, pkt: &P) {
         self.stats.loss_drops += 1;
         self.wlan.nodes[i].handoff_drops += 1;
-        self.events.push_back(LinkEvent::Drop { at, flow: pkt.flow(), bytes: pkt.wire_len(), reason: DropReason::Handoff });
+        self.events.push_back(LinkEvent::Drop {
+            at,
+            flow: pkt.flow(),
+            bytes: pkt.wire_len(),
+            reason: DropReason::Handoff,
+        });
     }
 
     /// A packet for the AP to send to `to` at `now`: queued, held while its station joins, or
     /// lost while it is away.
     fn ap_sends(&mut self, now: Instant, pkt: P, to: Attachment) {
         match to {
-            Attachment::Station(s) if self.assoc[s as usize] == Assoc::Absent => self.lose(0, now, &pkt),
-            Attachment::Station(s) if self.assoc[s as usize] != Assoc::Present => self.pending[s as usize].push(pkt),
+            Attachment::Station(s) if self.assoc[s as usize] == Assoc::Absent => {
+                self.lose(0, now, &pkt)
+            }
+            Attachment::Station(s) if self.assoc[s as usize] != Assoc::Present => {
+                self.pending[s as usize].push(pkt)
+            }
             _ => self.arrive(0, now, pkt, false),
         }
     }
@@ -459,7 +538,14 @@ impl<P: Packet> WlanLink<P> {
     /// The next hand-off step: a scheduled `Leave`/`Join`, a join completing, or parked packets
     /// leaving.
     fn next_handoff(&self) -> Option<Instant> {
-        [self.schedule.last().map(Association::at), self.joins.iter().map(|j| j.0).min(), self.parked.front().map(|p| p.0)].into_iter().flatten().min()
+        [
+            self.schedule.last().map(Association::at),
+            self.joins.iter().map(|j| j.0).min(),
+            self.parked.front().map(|p| p.0),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Runs the hand-off steps due at `now`.
@@ -473,7 +559,12 @@ impl<P: Packet> WlanLink<P> {
                     self.assoc[station as usize] = Assoc::Joining;
                     self.joins.push((until, station));
                 }
-                Association::Leave { station, resume, queued_lost, .. } => self.leave(station, now, resume, queued_lost),
+                Association::Leave {
+                    station,
+                    resume,
+                    queued_lost,
+                    ..
+                } => self.leave(station, now, resume, queued_lost),
             }
         }
         while self.parked.front().is_some_and(|p| p.0 <= now) {
@@ -507,7 +598,9 @@ impl<P: Packet> WlanLink<P> {
         node.bytes = 0;
         keep.extend(node.queue.drain(..).map(|(pkt, _)| pkt));
         let ap = std::mem::take(&mut self.nodes[0].queue);
-        let head_left = ap.front().is_some_and(|(pkt, _)| self.ends(pkt).1 == Attachment::Station(s));
+        let head_left = ap
+            .front()
+            .is_some_and(|(pkt, _)| self.ends(pkt).1 == Attachment::Station(s));
         for (pkt, relay) in ap {
             if self.ends(&pkt).1 != Attachment::Station(s) {
                 self.nodes[0].queue.push_back((pkt, relay));
@@ -544,13 +637,26 @@ impl<P: Packet> WlanLink<P> {
     fn exchange(&mut self) {
         let m = self.next_slot().expect("a node has a frame");
         let start = self.slot_start(m);
-        let senders: Vec<usize> = (0..self.nodes.len()).filter(|&i| self.nodes[i].slot == Some(m)).collect();
+        let senders: Vec<usize> = (0..self.nodes.len())
+            .filter(|&i| self.nodes[i].slot == Some(m))
+            .collect();
         for n in &mut self.nodes {
             if let Some(s) = n.slot.as_mut() {
                 *s -= m;
             }
         }
-        let longest = senders.iter().map(|&i| self.nodes[i].queue.front().expect("a sender has a frame").0.wire_len()).max().expect("a sender");
+        let longest = senders
+            .iter()
+            .map(|&i| {
+                self.nodes[i]
+                    .queue
+                    .front()
+                    .expect("a sender has a frame")
+                    .0
+                    .wire_len()
+            })
+            .max()
+            .expect("a sender");
         self.t0 = start + self.p.exchange_time(longest);
         let collision = senders.len() > 1;
         if collision {
@@ -616,7 +722,12 @@ impl<P: Packet> WlanLink<P> {
             self.stats.loss_drops += 1;
             self.wlan.nodes[i].retry_drops += 1;
             let at = start + self.p.data_time(pkt.wire_len());
-            self.events.push_back(LinkEvent::Drop { at, flow: pkt.flow(), bytes: pkt.wire_len(), reason: DropReason::RetryLimit });
+            self.events.push_back(LinkEvent::Drop {
+                at,
+                flow: pkt.flow(),
+                bytes: pkt.wire_len(),
+                reason: DropReason::RetryLimit,
+            });
         }
     }
 }
@@ -628,7 +739,9 @@ impl<P: Packet> Link<P> for WlanLink<P> {
         let (from, to) = self.ends(&pkt);
         match from {
             Attachment::Wired => self.ap_sends(now, pkt, to),
-            Attachment::Station(s) if self.assoc[s as usize] == Assoc::Absent => self.lose(s as usize + 1, now, &pkt),
+            Attachment::Station(s) if self.assoc[s as usize] == Assoc::Absent => {
+                self.lose(s as usize + 1, now, &pkt)
+            }
             Attachment::Station(_) => {
                 let relay = matches!(to, Attachment::Station(_));
                 self.arrive(Self::node_index(from), now, pkt, relay);
@@ -643,7 +756,10 @@ impl<P: Packet> Link<P> for WlanLink<P> {
 
     fn handle_timeout(&mut self, now: Instant) {
         loop {
-            let exchange = self.next_slot().map(|m| self.slot_start(m)).filter(|&t| t <= now);
+            let exchange = self
+                .next_slot()
+                .map(|m| self.slot_start(m))
+                .filter(|&t| t <= now);
             match (exchange, self.next_handoff().filter(|&t| t <= now)) {
                 // A hand-off step first at equal instants: a station leaving does not send then.
                 (e, Some(h)) if e.is_none_or(|e| h <= e) => self.handoff_step(h),
@@ -666,10 +782,16 @@ impl<P: Packet> Link<P> for WlanLink<P> {
     }
 
     fn sample(&mut self, _now: Instant) -> LinkSample {
-        let pending = self.pending.iter().flatten().chain(self.parked.iter().map(|p| &p.1));
-        let (pending_packets, pending_bytes) = pending.fold((0, 0), |(n, b), p| (n + 1, b + p.wire_len() as u64));
+        let pending = self
+            .pending
+            .iter()
+            .flatten()
+            .chain(self.parked.iter().map(|p| &p.1));
+        let (pending_packets, pending_bytes) =
+            pending.fold((0, 0), |(n, b), p| (n + 1, b + p.wire_len() as u64));
         LinkSample {
-            queue_packets: self.nodes.iter().map(|n| n.queue.len() as u32).sum::<u32>() + pending_packets,
+            queue_packets: self.nodes.iter().map(|n| n.queue.len() as u32).sum::<u32>()
+                + pending_packets,
             queue_bytes: self.nodes.iter().map(|n| n.bytes).sum::<u64>() + pending_bytes,
             radio: None,
         }
@@ -685,7 +807,9 @@ pub fn bianchi_saturation_bps(p: &WlanParams, n: u32, ip_bytes: u32) -> f64 {
     assert!(n >= 1);
     let w = (p.cw_min + 1) as f64;
     let m = ((p.cw_max + 1) as f64 / w).log2().round() as i32;
-    let tau_of = |q: f64| 2.0 * (1.0 - 2.0 * q) / ((1.0 - 2.0 * q) * (w + 1.0) + q * w * (1.0 - (2.0 * q).powi(m)));
+    let tau_of = |q: f64| {
+        2.0 * (1.0 - 2.0 * q) / ((1.0 - 2.0 * q) * (w + 1.0) + q * w * (1.0 - (2.0 * q).powi(m)))
+    };
     // p = 1 − (1 − τ(p))^(n−1) has one root in [0, 1): bisect on it.
     let (mut lo, mut hi) = (0.0f64, 1.0f64);
     for _ in 0..200 {
@@ -699,9 +823,13 @@ pub fn bianchi_saturation_bps(p: &WlanParams, n: u32, ip_bytes: u32) -> f64 {
     let tau = tau_of(0.5 * (lo + hi));
     let p_tr = 1.0 - (1.0 - tau).powi(n as i32);
     let p_s = n as f64 * tau * (1.0 - tau).powi(n as i32 - 1) / p_tr;
-    let (sigma, t_s) = (p.slot.as_secs_f64(), p.exchange_time(ip_bytes).as_secs_f64());
+    let (sigma, t_s) = (
+        p.slot.as_secs_f64(),
+        p.exchange_time(ip_bytes).as_secs_f64(),
+    );
     let t_c = t_s;
-    p_s * p_tr * (8 * ip_bytes) as f64 / ((1.0 - p_tr) * sigma + p_tr * p_s * t_s + p_tr * (1.0 - p_s) * t_c)
+    p_s * p_tr * (8 * ip_bytes) as f64
+        / ((1.0 - p_tr) * sigma + p_tr * p_s * t_s + p_tr * (1.0 - p_s) * t_c)
 }
 
 #[cfg(test)]
@@ -732,24 +860,49 @@ mod tests {
     }
 
     fn pkt(id: u32, len: u32, flow: u32, dir: Direction) -> P {
-        P { inner: TestPacket { flow, ..TestPacket::new(id, len) }, dir }
+        P {
+            inner: TestPacket {
+                flow,
+                ..TestPacket::new(id, len)
+            },
+            dir,
+        }
     }
 
     /// Flow i goes from station i (client) up to the wired side.
     fn uplinks(n: u32) -> HashMap<u32, WlanRoute> {
-        (0..n).map(|i| (i, WlanRoute { client: Attachment::Station(i), server: Attachment::Wired })).collect()
+        (0..n)
+            .map(|i| {
+                (
+                    i,
+                    WlanRoute {
+                        client: Attachment::Station(i),
+                        server: Attachment::Wired,
+                    },
+                )
+            })
+            .collect()
     }
 
     /// Runs the link until `stop`, keeping every flow in `saturate` backlogged (a packet of
     /// `len` enqueued whenever its queue runs low). Returns the outputs.
-    fn run(link: &mut WlanLink<P>, saturate: &[(u32, Direction)], len: u32, stop: Instant) -> Vec<(Instant, P)> {
+    fn run(
+        link: &mut WlanLink<P>,
+        saturate: &[(u32, Direction)],
+        len: u32,
+        stop: Instant,
+    ) -> Vec<(Instant, P)> {
         let mut out = Vec::new();
         let mut id = 0;
         let mut now = Instant::ZERO;
         loop {
             for &(flow, dir) in saturate {
                 let route = link.routes[&flow];
-                let from = if dir == Direction::Up { route.client } else { route.server };
+                let from = if dir == Direction::Up {
+                    route.client
+                } else {
+                    route.server
+                };
                 while link.nodes[WlanLink::<P>::node_index(from)].queue.len() < 2 {
                     link.enqueue(now, pkt(id, len, flow, dir));
                     id += 1;
@@ -770,7 +923,11 @@ mod tests {
     }
 
     fn throughput_bps(out: &[(Instant, P)], stop: Instant) -> f64 {
-        out.iter().filter(|o| o.0 <= stop).map(|o| 8.0 * o.1.wire_len() as f64).sum::<f64>() / stop.as_secs_f64()
+        out.iter()
+            .filter(|o| o.0 <= stop)
+            .map(|o| 8.0 * o.1.wire_len() as f64)
+            .sum::<f64>()
+            / stop.as_secs_f64()
     }
 
     #[test]
@@ -787,7 +944,10 @@ mod tests {
         // 512 B IP: 548 B = 16 + 4384 + 6 = 4406 bits / 216 = 21 symbols (20.4): 84 + 26 = 110 µs.
         assert_eq!(p.data_time(512), Duration::from_micros(110));
         // At 6 Mbit/s (24 bits per symbol): 12310 / 24 = 513 symbols = 2052 µs + 26.
-        let slow = WlanParams { phy_rate_bps: 6_000_000, ..p };
+        let slow = WlanParams {
+            phy_rate_bps: 6_000_000,
+            ..p
+        };
         assert_eq!(slow.data_time(1500), Duration::from_micros(2078));
     }
 
@@ -795,7 +955,13 @@ mod tests {
     fn a_lone_station_sends_at_the_rate_its_mean_backoff_allows() {
         // One node: every exchange is a success after a mean of CW_min/2 = 7.5 idle slots, so
         // the throughput is 12000 bits / (326 µs + 7.5 × 9 µs) = 30.50 Mbit/s.
-        let mut link = WlanLink::new(WlanParams::default(), 1, uplinks(1), RngStream::derive(1, "wlan")).unwrap();
+        let mut link = WlanLink::new(
+            WlanParams::default(),
+            1,
+            uplinks(1),
+            RngStream::derive(1, "wlan"),
+        )
+        .unwrap();
         let stop = Instant::from_millis(20_000);
         let s = throughput_bps(&run(&mut link, &[(0, Direction::Up)], 1500, stop), stop);
         let expected = 12_000.0 / 393.5e-6;
@@ -809,8 +975,18 @@ mod tests {
         (1..=10)
             .map(|n| {
                 // Bianchi's model has no retry limit.
-                let p = WlanParams { retry_limit: u32::MAX, queue_limit: None, ..Default::default() };
-                let mut link = WlanLink::new(p.clone(), n, uplinks(n), RngStream::derive(n as u64, "wlan")).unwrap();
+                let p = WlanParams {
+                    retry_limit: u32::MAX,
+                    queue_limit: None,
+                    ..Default::default()
+                };
+                let mut link = WlanLink::new(
+                    p.clone(),
+                    n,
+                    uplinks(n),
+                    RngStream::derive(n as u64, "wlan"),
+                )
+                .unwrap();
                 let flows: Vec<_> = (0..n).map(|f| (f, Direction::Up)).collect();
                 let sim = throughput_bps(&run(&mut link, &flows, len, stop), stop);
                 (n, sim, bianchi_saturation_bps(&p, n, len))
@@ -823,8 +999,16 @@ mod tests {
         for len in [512, 1500] {
             for (n, sim, model) in bianchi_rows(len) {
                 let err = sim / model - 1.0;
-                println!("{len} B, n = {n}: simulated {:.3} Mbit/s, Bianchi {:.3} Mbit/s ({:+.2} %)", sim / 1e6, model / 1e6, 100.0 * err);
-                assert!(err.abs() < 0.03, "{len} B, {n} stations: {sim} against {model}");
+                println!(
+                    "{len} B, n = {n}: simulated {:.3} Mbit/s, Bianchi {:.3} Mbit/s ({:+.2} %)",
+                    sim / 1e6,
+                    model / 1e6,
+                    100.0 * err
+                );
+                assert!(
+                    err.abs() < 0.03,
+                    "{len} B, {n} stations: {sim} against {model}"
+                );
             }
         }
     }
@@ -836,8 +1020,13 @@ mod tests {
         assert!((bianchi_saturation_bps(&p, 1, 1500) - 12_000.0 / 393.5e-6).abs() < 1.0);
         // A second station fills idle slots (the peak, with CW_min = 15); beyond it collisions
         // cost more than they save.
-        let s: Vec<f64> = (1..=10).map(|n| bianchi_saturation_bps(&p, n, 1500)).collect();
-        assert!(s[1] > s[0] && s[1..].windows(2).all(|w| w[1] < w[0]), "{s:?}");
+        let s: Vec<f64> = (1..=10)
+            .map(|n| bianchi_saturation_bps(&p, n, 1500))
+            .collect();
+        assert!(
+            s[1] > s[0] && s[1..].windows(2).all(|w| w[1] < w[0]),
+            "{s:?}"
+        );
     }
 
     #[test]
@@ -845,28 +1034,68 @@ mod tests {
         let stop = Instant::from_millis(10_000);
         for len in [512, 1500] {
             let one = {
-                let mut link = WlanLink::new(WlanParams::default(), 2, uplinks(1), RngStream::derive(3, "wlan")).unwrap();
+                let mut link = WlanLink::new(
+                    WlanParams::default(),
+                    2,
+                    uplinks(1),
+                    RngStream::derive(3, "wlan"),
+                )
+                .unwrap();
                 throughput_bps(&run(&mut link, &[(0, Direction::Up)], len, stop), stop)
             };
-            let routes = HashMap::from([(0, WlanRoute { client: Attachment::Station(0), server: Attachment::Station(1) })]);
-            let mut link = WlanLink::new(WlanParams::default(), 2, routes, RngStream::derive(3, "wlan")).unwrap();
+            let routes = HashMap::from([(
+                0,
+                WlanRoute {
+                    client: Attachment::Station(0),
+                    server: Attachment::Station(1),
+                },
+            )]);
+            let mut link = WlanLink::new(
+                WlanParams::default(),
+                2,
+                routes,
+                RngStream::derive(3, "wlan"),
+            )
+            .unwrap();
             let two = throughput_bps(&run(&mut link, &[(0, Direction::Up)], len, stop), stop);
             let ratio = two / one;
-            println!("{len} B: one hop {:.2} Mbit/s, two hops {:.2} Mbit/s, ratio {ratio:.3}", one / 1e6, two / 1e6);
+            println!(
+                "{len} B: one hop {:.2} Mbit/s, two hops {:.2} Mbit/s, ratio {ratio:.3}",
+                one / 1e6,
+                two / 1e6
+            );
             // The AP relays what it wins of a medium shared by two backlogged nodes: about half
             // of Bianchi's n = 2 throughput, which is a little above one node's (fewer idle slots).
             let half_of_two = 0.5 * bianchi_saturation_bps(&WlanParams::default(), 2, len) / one;
-            assert!((ratio / half_of_two - 1.0).abs() < 0.05, "{len} B: ratio {ratio}, expected about {half_of_two}");
+            assert!(
+                (ratio / half_of_two - 1.0).abs() < 0.05,
+                "{len} B: ratio {ratio}, expected about {half_of_two}"
+            );
             let s = link.wlan_stats();
             assert_eq!(s.relayed, s.nodes[1].successes);
-            assert!(s.nodes[0].queue_drops > 0, "the saturated station overruns the AP's queue");
+            assert!(
+                s.nodes[0].queue_drops > 0,
+                "the saturated station overruns the AP's queue"
+            );
         }
     }
 
     #[test]
     fn down_and_up_packets_of_a_flow_queue_at_the_ap_and_at_the_station() {
-        let routes = HashMap::from([(7, WlanRoute { client: Attachment::Station(2), server: Attachment::Wired })]);
-        let mut link = WlanLink::new(WlanParams::default(), 3, routes, RngStream::derive(5, "wlan")).unwrap();
+        let routes = HashMap::from([(
+            7,
+            WlanRoute {
+                client: Attachment::Station(2),
+                server: Attachment::Wired,
+            },
+        )]);
+        let mut link = WlanLink::new(
+            WlanParams::default(),
+            3,
+            routes,
+            RngStream::derive(5, "wlan"),
+        )
+        .unwrap();
         link.enqueue(Instant::ZERO, pkt(0, 1500, 7, Direction::Down));
         link.enqueue(Instant::ZERO, pkt(1, 52, 7, Direction::Up));
         let out = run(&mut link, &[], 0, Instant::from_millis(100));
@@ -886,13 +1115,31 @@ mod tests {
         // exchange adds 114 µs of airtime (0.873 of the ACK-free throughput if its backoff
         // overlapped the AP's entirely), plus 67.5 µs of backoff if it did not (0.813), plus
         // collisions between the two nodes.
-        let route = HashMap::from([(0, WlanRoute { client: Attachment::Station(0), server: Attachment::Wired })]);
+        let route = HashMap::from([(
+            0,
+            WlanRoute {
+                client: Attachment::Station(0),
+                server: Attachment::Wired,
+            },
+        )]);
         let stop = Instant::from_millis(10_000);
         let alone = {
-            let mut link = WlanLink::new(WlanParams::default(), 1, route.clone(), RngStream::derive(6, "wlan")).unwrap();
+            let mut link = WlanLink::new(
+                WlanParams::default(),
+                1,
+                route.clone(),
+                RngStream::derive(6, "wlan"),
+            )
+            .unwrap();
             throughput_bps(&run(&mut link, &[(0, Direction::Down)], 1500, stop), stop)
         };
-        let mut link = WlanLink::new(WlanParams::default(), 1, route, RngStream::derive(6, "wlan")).unwrap();
+        let mut link = WlanLink::new(
+            WlanParams::default(),
+            1,
+            route,
+            RngStream::derive(6, "wlan"),
+        )
+        .unwrap();
         let (mut data_bits, mut acks, mut id) = (0u64, 0u64, 1_000_000);
         let mut now = Instant::ZERO;
         while now <= stop {
@@ -916,24 +1163,47 @@ mod tests {
         }
         let with_acks = data_bits as f64 / stop.as_secs_f64();
         let ratio = with_acks / alone;
-        println!("download alone {:.2} Mbit/s, with its ACKs {:.2} Mbit/s ({ratio:.3})", alone / 1e6, with_acks / 1e6);
+        println!(
+            "download alone {:.2} Mbit/s, with its ACKs {:.2} Mbit/s ({ratio:.3})",
+            alone / 1e6,
+            with_acks / 1e6
+        );
         assert!(acks > 0 && link.wlan_stats().collision_events > 0);
         assert!(ratio > 0.75 && ratio < 0.873, "ratio {ratio}");
     }
 
     #[test]
     fn frames_that_always_fail_are_dropped_at_the_retry_limit() {
-        let p = WlanParams { frame_error_rate: 1.0, ..Default::default() };
+        let p = WlanParams {
+            frame_error_rate: 1.0,
+            ..Default::default()
+        };
         let mut link = WlanLink::new(p, 1, uplinks(1), RngStream::derive(2, "wlan")).unwrap();
         for i in 0..10 {
             link.enqueue(Instant::ZERO, pkt(i, 1000, 0, Direction::Up));
         }
         assert!(run(&mut link, &[], 0, Instant::from_secs_f64(10.0)).is_empty());
         let s = link.stats();
-        assert_eq!((s.frames_sent, s.frame_errors, s.loss_drops, s.arq_retransmissions), (70, 70, 10, 60));
+        assert_eq!(
+            (
+                s.frames_sent,
+                s.frame_errors,
+                s.loss_drops,
+                s.arq_retransmissions
+            ),
+            (70, 70, 10, 60)
+        );
         let mut drops = 0;
         while let Some(e) = link.poll_event() {
-            assert!(matches!(e, LinkEvent::Drop { reason: DropReason::RetryLimit, flow: 0, bytes: 1000, .. }));
+            assert!(matches!(
+                e,
+                LinkEvent::Drop {
+                    reason: DropReason::RetryLimit,
+                    flow: 0,
+                    bytes: 1000,
+                    ..
+                }
+            ));
             drops += 1;
         }
         assert_eq!(drops, 10);
@@ -943,7 +1213,11 @@ mod tests {
     fn frame_errors_are_retried_and_lose_packets_at_the_rate_of_all_attempts_failing() {
         // Each of 7 attempts fails with probability 0.5: a packet is lost with 0.5^7 = 0.78 %
         // and takes 2 − 2·0.5^7 attempts on average (truncated geometric).
-        let p = WlanParams { frame_error_rate: 0.5, queue_limit: None, ..Default::default() };
+        let p = WlanParams {
+            frame_error_rate: 0.5,
+            queue_limit: None,
+            ..Default::default()
+        };
         let mut link = WlanLink::new(p, 1, uplinks(1), RngStream::derive(4, "wlan")).unwrap();
         let n = 40_000;
         for i in 0..n {
@@ -954,7 +1228,10 @@ mod tests {
         let lost = s.loss_drops as f64 / n as f64;
         assert!((lost - 0.5f64.powi(7)).abs() < 0.0015, "lost {lost}");
         let attempts = s.frames_sent as f64 / n as f64;
-        assert!((attempts - (2.0 - 2.0 * 0.5f64.powi(7))).abs() < 0.02, "attempts {attempts}");
+        assert!(
+            (attempts - (2.0 - 2.0 * 0.5f64.powi(7))).abs() < 0.02,
+            "attempts {attempts}"
+        );
         assert_eq!(out.len() as u64 + s.loss_drops, n as u64);
     }
 
@@ -962,10 +1239,27 @@ mod tests {
     fn packets_are_conserved_and_runs_are_deterministic() {
         // Five stations and the AP; flows both ways, station to station, small queues.
         let mut routes = uplinks(4);
-        routes.insert(9, WlanRoute { client: Attachment::Station(4), server: Attachment::Station(0) });
-        let p = WlanParams { frame_error_rate: 0.2, retry_limit: 3, queue_limit: Some(QueueLimit::Packets(5)), ..Default::default() };
+        routes.insert(
+            9,
+            WlanRoute {
+                client: Attachment::Station(4),
+                server: Attachment::Station(0),
+            },
+        );
+        let p = WlanParams {
+            frame_error_rate: 0.2,
+            retry_limit: 3,
+            queue_limit: Some(QueueLimit::Packets(5)),
+            ..Default::default()
+        };
         let go = |seed| {
-            let mut link = WlanLink::new(p.clone(), 5, routes.clone(), RngStream::derive(seed, "wlan")).unwrap();
+            let mut link = WlanLink::new(
+                p.clone(),
+                5,
+                routes.clone(),
+                RngStream::derive(seed, "wlan"),
+            )
+            .unwrap();
             let mut rng = RngStream::derive(seed, "traffic");
             let mut out = Vec::new();
             let mut t = Instant::ZERO;
@@ -976,20 +1270,31 @@ mod tests {
                     link.handle_timeout(w);
                 }
                 let flow = [0, 1, 2, 3, 9][rng.below(5) as usize];
-                let dir = if rng.bernoulli(0.5) { Direction::Up } else { Direction::Down };
+                let dir = if rng.bernoulli(0.5) {
+                    Direction::Up
+                } else {
+                    Direction::Down
+                };
                 link.enqueue(t, pkt(i, 40 + rng.below(1460) as u32, flow, dir));
                 while let Some(o) = link.poll_output() {
                     out.push((o.0, o.1.inner.id));
                 }
             }
-            out.extend(run(&mut link, &[], 0, Instant::FAR_FUTURE).into_iter().map(|o| (o.0, o.1.inner.id)));
+            out.extend(
+                run(&mut link, &[], 0, Instant::FAR_FUTURE)
+                    .into_iter()
+                    .map(|o| (o.0, o.1.inner.id)),
+            );
             (out, link.stats().clone(), link.wlan_stats().clone())
         };
         let (out, s, w) = go(11);
         assert_eq!(s.packets_in, 3000);
         assert_eq!(s.packets_in, s.packets_out + s.queue_drops + s.loss_drops);
         assert_eq!(out.len() as u64, s.packets_out);
-        assert!(out.windows(2).all(|p| p[0].0 <= p[1].0), "outputs in time order");
+        assert!(
+            out.windows(2).all(|p| p[0].0 <= p[1].0),
+            "outputs in time order"
+        );
         assert!(s.queue_drops > 0 && s.loss_drops > 0 && w.collision_events > 0 && w.relayed > 0);
         let successes: u64 = w.nodes.iter().map(|n| n.successes).sum();
         assert_eq!(successes, s.packets_out + w.relayed);
@@ -999,7 +1304,17 @@ mod tests {
 
     /// Flow i goes down from the wired side to station i.
     fn downloads(n: u32) -> HashMap<u32, WlanRoute> {
-        (0..n).map(|i| (i, WlanRoute { client: Attachment::Station(i), server: Attachment::Wired })).collect()
+        (0..n)
+            .map(|i| {
+                (
+                    i,
+                    WlanRoute {
+                        client: Attachment::Station(i),
+                        server: Attachment::Wired,
+                    },
+                )
+            })
+            .collect()
     }
 
     fn drops_by_reason(link: &mut WlanLink<P>) -> HashMap<(u32, DropReason), u64> {
@@ -1013,11 +1328,24 @@ mod tests {
     }
 
     #[test]
-    fn a_station_that_leaves_loses_the_share_of_the_aps_queue_asked_and_gets_the_rest_after_the_outage() {
+    fn a_station_that_leaves_loses_the_share_of_the_aps_queue_asked_and_gets_the_rest_after_the_outage(
+    ) {
         let (at, resume) = (Instant::from_millis(1), Instant::from_millis(51));
         for lost in [1.0, 0.0, 0.5] {
-            let leave = Association::Leave { station: 0, at, resume, queued_lost: lost };
-            let mut link = WlanLink::new(WlanParams::default(), 2, downloads(2), RngStream::derive(8, "wlan")).unwrap().with_associations(&[0, 1], vec![leave]);
+            let leave = Association::Leave {
+                station: 0,
+                at,
+                resume,
+                queued_lost: lost,
+            };
+            let mut link = WlanLink::new(
+                WlanParams::default(),
+                2,
+                downloads(2),
+                RngStream::derive(8, "wlan"),
+            )
+            .unwrap()
+            .with_associations(&[0, 1], vec![leave]);
             // 50 packets each for stations 0 and 1, and one packet up from station 0.
             for i in 0..50 {
                 link.enqueue(Instant::ZERO, pkt(i, 1500, 0, Direction::Down));
@@ -1026,25 +1354,44 @@ mod tests {
             link.enqueue(Instant::ZERO, pkt(999, 100, 0, Direction::Up));
             let mut out = run(&mut link, &[], 0, Instant::from_millis(200));
             // A packet for station 0 after it left is lost.
-            link.enqueue(Instant::from_millis(200), pkt(1000, 1500, 0, Direction::Down));
+            link.enqueue(
+                Instant::from_millis(200),
+                pkt(1000, 1500, 0, Direction::Down),
+            );
             out.extend(run(&mut link, &[], 0, Instant::FAR_FUTURE));
             let drops = drops_by_reason(&mut link);
-            let to0: Vec<_> = out.iter().filter(|o| o.1.inner.flow == 0 && o.1.dir == Direction::Down).collect();
+            let to0: Vec<_> = out
+                .iter()
+                .filter(|o| o.1.inner.flow == 0 && o.1.dir == Direction::Down)
+                .collect();
             let normal: Vec<_> = to0.iter().filter(|o| o.0 != resume).collect();
             let sent_before = normal.len() as u64;
             let kept = to0.iter().filter(|o| o.0 == resume).count() as u64;
             let handoff = drops.get(&(0, DropReason::Handoff)).copied().unwrap_or(0);
-            assert!(normal.iter().all(|o| o.0 < at + WlanParams::default().data_time(1500)), "sent normally only before it left");
-            assert!(sent_before > 0 && sent_before < 50, "{sent_before} sent in the first millisecond");
+            assert!(
+                normal
+                    .iter()
+                    .all(|o| o.0 < at + WlanParams::default().data_time(1500)),
+                "sent normally only before it left"
+            );
+            assert!(
+                sent_before > 0 && sent_before < 50,
+                "{sent_before} sent in the first millisecond"
+            );
             // 50 queued and one arriving after it left (always lost).
             assert_eq!(sent_before + kept + handoff, 51, "lost {lost}");
             match lost {
                 1.0 => assert_eq!((kept, handoff), (0, 51 - sent_before)),
                 0.0 => assert_eq!((kept, handoff), (50 - sent_before, 1)),
-                _ => assert!(handoff > 5 && kept > 5, "a share: {handoff} lost, {kept} kept"),
+                _ => assert!(
+                    handoff > 5 && kept > 5,
+                    "a share: {handoff} lost, {kept} kept"
+                ),
             }
             // Its own uplink packet goes with it and leaves the link when the outage ends.
-            assert!(out.iter().any(|o| o.1.inner.id == 999 && (o.0 <= at || o.0 == resume)));
+            assert!(out
+                .iter()
+                .any(|o| o.1.inner.id == 999 && (o.0 <= at || o.0 == resume)));
             // Station 1's packets all get through.
             assert_eq!(out.iter().filter(|o| o.1.inner.flow == 1).count(), 50);
             assert_eq!(drops.get(&(1, DropReason::Handoff)), None);
@@ -1056,10 +1403,27 @@ mod tests {
     #[test]
     fn a_joining_station_is_out_of_reach_until_the_outage_ends_without_blocking_the_others() {
         let (at, until) = (Instant::from_millis(10), Instant::from_millis(60));
-        let join = Association::Join { station: 1, at, until };
+        let join = Association::Join {
+            station: 1,
+            at,
+            until,
+        };
         let mut routes = downloads(2);
-        routes.insert(2, WlanRoute { client: Attachment::Wired, server: Attachment::Station(1) });
-        let mut link = WlanLink::new(WlanParams::default(), 2, routes, RngStream::derive(9, "wlan")).unwrap().with_associations(&[0], vec![join]);
+        routes.insert(
+            2,
+            WlanRoute {
+                client: Attachment::Wired,
+                server: Attachment::Station(1),
+            },
+        );
+        let mut link = WlanLink::new(
+            WlanParams::default(),
+            2,
+            routes,
+            RngStream::derive(9, "wlan"),
+        )
+        .unwrap()
+        .with_associations(&[0], vec![join]);
         // Before the join, station 1 is away: its packets are lost.
         link.enqueue(Instant::from_millis(5), pkt(0, 1500, 1, Direction::Down));
         let mut out = run(&mut link, &[], 0, Instant::from_millis(20));
@@ -1069,20 +1433,86 @@ mod tests {
         out.extend(run(&mut link, &[], 0, Instant::FAR_FUTURE));
         let when = |id| out.iter().find(|o| o.1.inner.id == id).map(|o| o.0);
         assert_eq!(when(0), None);
-        assert!(when(1).unwrap() > until && when(2).unwrap() > until, "{:?} {:?}", when(1), when(2));
-        assert!(when(3).unwrap() < Instant::from_millis(21), "the AP's other traffic is not held: {:?}", when(3));
-        assert_eq!(drops_by_reason(&mut link).get(&(1, DropReason::Handoff)), Some(&1));
+        assert!(
+            when(1).unwrap() > until && when(2).unwrap() > until,
+            "{:?} {:?}",
+            when(1),
+            when(2)
+        );
+        assert!(
+            when(3).unwrap() < Instant::from_millis(21),
+            "the AP's other traffic is not held: {:?}",
+            when(3)
+        );
+        assert_eq!(
+            drops_by_reason(&mut link).get(&(1, DropReason::Handoff)),
+            Some(&1)
+        );
     }
 
     #[test]
     fn bad_parameters_and_routes_are_refused() {
-        let ok = |p: WlanParams, routes| WlanLink::<P>::new(p, 2, routes, RngStream::derive(1, "w")).err();
-        assert!(matches!(ok(WlanParams { phy_rate_bps: 1_000, ..Default::default() }, uplinks(1)), Some(WlanError::Params(_))));
-        assert!(matches!(ok(WlanParams { cw_min: 0, ..Default::default() }, uplinks(1)), Some(WlanError::Params(_))));
-        assert!(matches!(ok(WlanParams { retry_limit: 0, ..Default::default() }, uplinks(1)), Some(WlanError::Params(_))));
-        assert!(matches!(ok(WlanParams { frame_error_rate: 1.5, ..Default::default() }, uplinks(1)), Some(WlanError::Params(_))));
-        assert_eq!(ok(WlanParams::default(), uplinks(3)), Some(WlanError::UnknownStation { flow: 2, station: 2, stations: 2 }));
-        let wired = HashMap::from([(4, WlanRoute { client: Attachment::Wired, server: Attachment::Wired })]);
-        assert_eq!(ok(WlanParams::default(), wired), Some(WlanError::NoHop { flow: 4 }));
+        let ok = |p: WlanParams, routes| {
+            WlanLink::<P>::new(p, 2, routes, RngStream::derive(1, "w")).err()
+        };
+        assert!(matches!(
+            ok(
+                WlanParams {
+                    phy_rate_bps: 1_000,
+                    ..Default::default()
+                },
+                uplinks(1)
+            ),
+            Some(WlanError::Params(_))
+        ));
+        assert!(matches!(
+            ok(
+                WlanParams {
+                    cw_min: 0,
+                    ..Default::default()
+                },
+                uplinks(1)
+            ),
+            Some(WlanError::Params(_))
+        ));
+        assert!(matches!(
+            ok(
+                WlanParams {
+                    retry_limit: 0,
+                    ..Default::default()
+                },
+                uplinks(1)
+            ),
+            Some(WlanError::Params(_))
+        ));
+        assert!(matches!(
+            ok(
+                WlanParams {
+                    frame_error_rate: 1.5,
+                    ..Default::default()
+                },
+                uplinks(1)
+            ),
+            Some(WlanError::Params(_))
+        ));
+        assert_eq!(
+            ok(WlanParams::default(), uplinks(3)),
+            Some(WlanError::UnknownStation {
+                flow: 2,
+                station: 2,
+                stations: 2
+            })
+        );
+        let wired = HashMap::from([(
+            4,
+            WlanRoute {
+                client: Attachment::Wired,
+                server: Attachment::Wired,
+            },
+        )]);
+        assert_eq!(
+            ok(WlanParams::default(), wired),
+            Some(WlanError::NoHop { flow: 4 })
+        );
     }
 }

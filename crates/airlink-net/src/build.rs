@@ -3,18 +3,28 @@
 
 use crate::flow::{Ends, Flow};
 use crate::{FlowPath, LinkId, NetChange, Network, TimedChange};
-use airlink_channel::{CellChannel, CellChannelConfig, OfdmChannel, OfdmChannelConfig, PredictionModel, Shadowing, TapProfile, CELL_SHADOWING};
+use airlink_channel::{
+    CellChannel, CellChannelConfig, OfdmChannel, OfdmChannelConfig, PredictionModel, Shadowing,
+    TapProfile, CELL_SHADOWING,
+};
 use airlink_engine::{Instant, RngStream};
-use airlink_link::{bianchi_saturation_bps, Association, Attachment, WlanLink, WlanParams, WlanRoute, CellDownlink, CellParams, FerModel, Link, LinkChange, Ofdm4gDownlink, Packet, Ofdm4gModulation, Ofdm4gParams, Pipe, PipeParams, QueueLimit, RateSet, SlotAllocation};
-use airlink_sched::{SchedulerConfig, TcpParams};
+use airlink_link::{
+    bianchi_saturation_bps, Association, Attachment, CellDownlink, CellParams, FerModel, Link,
+    LinkChange, Ofdm4gDownlink, Ofdm4gModulation, Ofdm4gParams, Packet, Pipe, PipeParams,
+    QueueLimit, RateSet, SlotAllocation, WlanLink, WlanParams, WlanRoute,
+};
 use airlink_phy::{LocalSwitching, Modulation, ModulationTable, OddKModel, SwitchingRule};
 use airlink_scenario as sc;
+use airlink_sched::{SchedulerConfig, TcpParams};
 use airlink_transport::dccp::{AckRatioMode, Ccid, DccpApp, DccpConfig, DccpEndpoint};
 use airlink_transport::udp::{IperfReceiver, Traffic, UdpSender, UdpSourceConfig};
-use airlink_transport::{AfcConfig, DeviceLimit, DeviceLimitConfig, CongestionConfig, CubicConfig, VenoConfig, Recovery, Role, TcpConfig, TcpEndpoint};
+use airlink_transport::{
+    AfcConfig, CongestionConfig, CubicConfig, DeviceLimit, DeviceLimitConfig, Recovery, Role,
+    TcpConfig, TcpEndpoint, VenoConfig,
+};
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, Mutex, OnceLock};
 use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// A `'static` copy of a generated component name, made once per distinct name (the
 /// metrics tables hold names as `&'static str`; a sweep reuses the same few names).
@@ -47,13 +57,23 @@ fn modulation_table(
         SwitchingRule::TargetBer(b) => Some(b.to_bits()),
         SwitchingRule::MaxThroughput => None,
     };
-    let key = (set.to_vec(), target, mean_snr_lin.to_bits(), nmse.to_bits(), symbols, odd_k);
+    let key = (
+        set.to_vec(),
+        target,
+        mean_snr_lin.to_bits(),
+        nmse.to_bits(),
+        symbols,
+        odd_k,
+    );
     if let Some(table) = tables.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(table.clone());
     }
     let table = ModulationTable::new(set, rule, mean_snr_lin, nmse, symbols, odd_k)
         .map_err(|e| BuildError(format!("cannot build the modulation table: {e:?}")))?;
-    tables.lock().unwrap_or_else(|e| e.into_inner()).insert(key, table.clone());
+    tables
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, table.clone());
     Ok(table)
 }
 
@@ -69,9 +89,16 @@ fn local_switching(
 ) -> Result<Arc<LocalSwitching>, BuildError> {
     type Key = (Vec<Modulation>, u64, u32, OddKModel);
     static SETS: OnceLock<Mutex<HashMap<Key, Arc<LocalSwitching>>>> = OnceLock::new();
-    debug_assert_eq!(rule, SwitchingRule::MaxThroughput, "only max-throughput levels depend on the mean");
+    debug_assert_eq!(
+        rule,
+        SwitchingRule::MaxThroughput,
+        "only max-throughput levels depend on the mean"
+    );
     let key = (set.to_vec(), nmse.to_bits(), symbols, odd_k);
-    let mut sets = SETS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    let mut sets = SETS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     if let Some(local) = sets.get(&key) {
         return Ok(Arc::clone(local));
     }
@@ -123,10 +150,20 @@ pub struct BuiltLink<P> {
 /// derive from; `key` is where the scenario describes it, for messages; `flows` are the flows
 /// whose packets it carries server to client (a cell's users); `event_log`: a cell reports
 /// every slot it serves.
-fn build_link<P: Packet + Send + 'static>(name: &'static str, model: &sc::LinkModel, seed: u64, key: &str, flows: &[u32], event_log: bool) -> Result<BuiltLink<P>, BuildError> {
+fn build_link<P: Packet + Send + 'static>(
+    name: &'static str,
+    model: &sc::LinkModel,
+    seed: u64,
+    key: &str,
+    flows: &[u32],
+    event_log: bool,
+) -> Result<BuiltLink<P>, BuildError> {
     match model {
         sc::LinkModel::Pipe(p) => Ok(pipe(name, p, seed)),
-        sc::LinkModel::Gprs(g) => Ok(BuiltLink { model: "gprs", ..pipe(name, &g.pipe(), seed) }),
+        sc::LinkModel::Gprs(g) => Ok(BuiltLink {
+            model: "gprs",
+            ..pipe(name, &g.pipe(), seed)
+        }),
         sc::LinkModel::Trace(t) => trace_link(name, t, key),
         sc::LinkModel::Ofdm4g(o) => ofdm4g(name, o, seed, key),
         sc::LinkModel::Cell(c) => cell(name, c, seed, key, flows, event_log),
@@ -151,8 +188,14 @@ pub fn wlan_params(w: &sc::WlanConfig) -> WlanParams {
 
 /// Every path each flow takes over the run: its start paths, then each timed path change's
 /// (hand-offs' and `[[change]]`s'); `None`: that direction keeps the path it had.
-fn paths_over_run<'a>(paths: &'a [FlowPath], changes: &'a [TimedChange]) -> impl Iterator<Item = (u32, Option<&'a [LinkId]>, Option<&'a [LinkId]>)> + 'a {
-    let start = paths.iter().enumerate().map(|(f, p)| (f as u32, Some(&p.down[..]), Some(&p.up[..])));
+fn paths_over_run<'a>(
+    paths: &'a [FlowPath],
+    changes: &'a [TimedChange],
+) -> impl Iterator<Item = (u32, Option<&'a [LinkId]>, Option<&'a [LinkId]>)> + 'a {
+    let start = paths
+        .iter()
+        .enumerate()
+        .map(|(f, p)| (f as u32, Some(&p.down[..]), Some(&p.up[..])));
     let moved = changes.iter().filter_map(|c| match &c.change {
         NetChange::Path { flow, down, up } => Some((*flow, down.as_deref(), up.as_deref())),
         _ => None,
@@ -179,13 +222,25 @@ pub fn flows_over_run(links: usize, paths: &[FlowPath], changes: &[TimedChange])
 
 /// WLAN `l` of the topology: its stations are those it starts with and those hand-offs bring;
 /// each flow whose path crosses it (at the start or after a change) has its route there.
-fn wlan<P: Packet + Send + 'static>(s: &sc::Scenario, t: &sc::topology::Topology, paths: &[FlowPath], changes: &[TimedChange], l: usize, name: &'static str) -> Result<BuiltLink<P>, BuildError> {
+fn wlan<P: Packet + Send + 'static>(
+    s: &sc::Scenario,
+    t: &sc::topology::Topology,
+    paths: &[FlowPath],
+    changes: &[TimedChange],
+    l: usize,
+    name: &'static str,
+) -> Result<BuiltLink<P>, BuildError> {
     let link = &t.links[l];
     let key = link.key.join(".");
-    let sc::LinkModel::Wlan(w) = &link.model else { unreachable!("a WLAN") };
+    let sc::LinkModel::Wlan(w) = &link.model else {
+        unreachable!("a WLAN")
+    };
     // Hops are found with every WLAN's stations over the whole run.
     let mut all = t.links.clone();
-    for x in all.iter_mut().filter(|x| matches!(x.model, sc::LinkModel::Wlan(_))) {
+    for x in all
+        .iter_mut()
+        .filter(|x| matches!(x.model, sc::LinkModel::Wlan(_)))
+    {
         x.stations = x.all_stations(s);
     }
     let stations = &all[l].stations;
@@ -196,43 +251,91 @@ fn wlan<P: Packet + Send + 'static>(s: &sc::Scenario, t: &sc::topology::Topology
     let mut routes: HashMap<u32, WlanRoute> = HashMap::new();
     for (f, down, up) in paths_over_run(paths, changes) {
         let flow = &s.flow[f as usize];
-        let (server, client) = (flow.server.as_deref().unwrap_or("server"), flow.client.as_deref().unwrap_or("client"));
-        let indices = |p: Option<&[LinkId]>| p.unwrap_or_default().iter().map(|&l| l as usize).collect::<Vec<_>>();
+        let (server, client) = (
+            flow.server.as_deref().unwrap_or("server"),
+            flow.client.as_deref().unwrap_or("client"),
+        );
+        let indices = |p: Option<&[LinkId]>| {
+            p.unwrap_or_default()
+                .iter()
+                .map(|&l| l as usize)
+                .collect::<Vec<_>>()
+        };
         let (down, up) = (indices(down), indices(up));
-        let hops = sc::topology::path_hosts(&all, &down, server, client).into_iter().zip(down.iter()).map(|((a, b), &k)| (k, a, b));
-        let back = sc::topology::path_hosts(&all, &up, client, server).into_iter().zip(up.iter()).map(|((a, b), &k)| (k, b, a));
+        let hops = sc::topology::path_hosts(&all, &down, server, client)
+            .into_iter()
+            .zip(down.iter())
+            .map(|((a, b), &k)| (k, a, b));
+        let back = sc::topology::path_hosts(&all, &up, client, server)
+            .into_iter()
+            .zip(up.iter())
+            .map(|((a, b), &k)| (k, b, a));
         for (_, server_side, client_side) in hops.chain(back).filter(|h| h.0 == l) {
-            let route = WlanRoute { server: attach(&server_side), client: attach(&client_side) };
+            let route = WlanRoute {
+                server: attach(&server_side),
+                client: attach(&client_side),
+            };
             if *routes.entry(f).or_insert(route) != route {
                 return Err(BuildError(format!("{key}: flow {f} crosses the WLAN between different hosts on its two paths: expected one route")));
             }
         }
     }
-    let index = |h: &str| stations.iter().position(|x| x == h).expect("a station of the WLAN") as u32;
+    let index = |h: &str| {
+        stations
+            .iter()
+            .position(|x| x == h)
+            .expect("a station of the WLAN") as u32
+    };
     let mut handoffs = Vec::new();
     for h in &t.handoffs {
         let c = &s.handoff[h.index];
         let (at, end) = (Instant::ZERO + c.at.0, Instant::ZERO + c.at.0 + c.outage.0);
         if h.from == l {
-            handoffs.push(Association::Leave { station: index(&c.station), at, resume: end, queued_lost: c.queued_lost.0 });
+            handoffs.push(Association::Leave {
+                station: index(&c.station),
+                at,
+                resume: end,
+                queued_lost: c.queued_lost.0,
+            });
         }
         if h.to == l {
-            handoffs.push(Association::Join { station: index(&c.station), at, until: end });
+            handoffs.push(Association::Join {
+                station: index(&c.station),
+                at,
+                until: end,
+            });
         }
     }
     let fallback = routes.iter().min_by_key(|r| r.0).map(|r| *r.1);
     let present: Vec<u32> = (0..link.stations.len() as u32).collect();
-    let mut model = WlanLink::new(wlan_params(w), stations.len() as u32, routes, RngStream::derive(s.seed, name)).map_err(|e| BuildError(format!("{key}: {e}")))?;
+    let mut model = WlanLink::new(
+        wlan_params(w),
+        stations.len() as u32,
+        routes,
+        RngStream::derive(s.seed, name),
+    )
+    .map_err(|e| BuildError(format!("{key}: {e}")))?;
     if let Some(r) = fallback {
         model = model.with_fallback(r);
     }
-    Ok(BuiltLink { name, model: "wlan", link: Box::new(model.with_associations(&present, handoffs)) })
+    Ok(BuiltLink {
+        name,
+        model: "wlan",
+        link: Box::new(model.with_associations(&present, handoffs)),
+    })
 }
 
 /// A cell's downlink whose users are `flows`, in order. Its channel's stream is
 /// `NAME.channel` and its own `NAME`: runs that differ only in the scheduler see the same
 /// placements, fades, estimation errors and frame error draws.
-fn cell<P: Packet + Send + 'static>(name: &'static str, c: &sc::CellConfig, seed: u64, key: &str, flows: &[u32], event_log: bool) -> Result<BuiltLink<P>, BuildError> {
+fn cell<P: Packet + Send + 'static>(
+    name: &'static str,
+    c: &sc::CellConfig,
+    seed: u64,
+    key: &str,
+    flows: &[u32],
+    event_log: bool,
+) -> Result<BuiltLink<P>, BuildError> {
     if flows.is_empty() {
         return Err(BuildError(format!("{key}: no flow crosses the cell from its base station: a cell's users are the flows through it")));
     }
@@ -245,15 +348,31 @@ fn cell<P: Packet + Send + 'static>(name: &'static str, c: &sc::CellConfig, seed
         speed_mps: c.speed.0,
         carrier_hz: c.carrier.0,
         rayleigh: c.fading,
-        shadowing: (c.shadowing_sigma.0 > 0.0).then_some(Shadowing { sigma_db: c.shadowing_sigma.0, ..CELL_SHADOWING }),
+        shadowing: (c.shadowing_sigma.0 > 0.0).then_some(Shadowing {
+            sigma_db: c.shadowing_sigma.0,
+            ..CELL_SHADOWING
+        }),
         estimation_sigma_db: c.estimation_sigma.0,
         slots_per_second,
         ..CellChannelConfig::study()
     };
-    let channel = CellChannel::new(&channel, RngStream::derive(seed, &format!("{name}.channel"))).map_err(|e| BuildError(format!("{key}: {e}")))?;
-    let tcp = TcpParams { omega: c.omega, alpha: c.alpha, beta: c.beta, phi_in_slots: c.phi_in_slots };
-    let rates = RateSet::shannon_gap(c.rates.iter().map(|r| r.0).collect(), RateSet::EVDO_BANDWIDTH_HZ, RateSet::DEFAULT_GAP_DB)
-        .map_err(|e| BuildError(format!("{key}.rates: {e}")))?;
+    let channel = CellChannel::new(
+        &channel,
+        RngStream::derive(seed, &format!("{name}.channel")),
+    )
+    .map_err(|e| BuildError(format!("{key}: {e}")))?;
+    let tcp = TcpParams {
+        omega: c.omega,
+        alpha: c.alpha,
+        beta: c.beta,
+        phi_in_slots: c.phi_in_slots,
+    };
+    let rates = RateSet::shannon_gap(
+        c.rates.iter().map(|r| r.0).collect(),
+        RateSet::EVDO_BANDWIDTH_HZ,
+        RateSet::DEFAULT_GAP_DB,
+    )
+    .map_err(|e| BuildError(format!("{key}.rates: {e}")))?;
     let params = CellParams {
         rates,
         scheduler: match c.scheduler {
@@ -272,9 +391,18 @@ fn cell<P: Packet + Send + 'static>(name: &'static str, c: &sc::CellConfig, seed
         record_slots: event_log,
         ..CellParams::default()
     };
-    let users = flows.iter().enumerate().map(|(user, &flow)| (flow, user)).collect();
-    let link = CellDownlink::new(params, channel, users, RngStream::derive(seed, name)).map_err(|e| BuildError(format!("{key}: {e}")))?;
-    Ok(BuiltLink { name, model: "cell", link: Box::new(link) })
+    let users = flows
+        .iter()
+        .enumerate()
+        .map(|(user, &flow)| (flow, user))
+        .collect();
+    let link = CellDownlink::new(params, channel, users, RngStream::derive(seed, name))
+        .map_err(|e| BuildError(format!("{key}: {e}")))?;
+    Ok(BuiltLink {
+        name,
+        model: "cell",
+        link: Box::new(link),
+    })
 }
 
 /// A link model's capacity in bit/s (an OFDM link's with its densest modulation, a trace's
@@ -290,7 +418,12 @@ pub fn capacity_bps(model: &sc::LinkModel, key: &str) -> Result<Option<u64>, Bui
         sc::LinkModel::Ofdm4g(o) => {
             let bits = match o.modulation {
                 sc::ModulationMode::Fixed(m) => m.bits(),
-                sc::ModulationMode::Adaptive => o.modulation_set.iter().map(|m| m.0.bits()).max().unwrap_or(1),
+                sc::ModulationMode::Adaptive => o
+                    .modulation_set
+                    .iter()
+                    .map(|m| m.0.bits())
+                    .max()
+                    .unwrap_or(1),
             };
             Some(o.bins_per_second as u64 * o.symbols_per_frame as u64 * bits as u64)
         }
@@ -312,7 +445,9 @@ fn propagation_delay(model: &sc::LinkModel) -> airlink_engine::Duration {
         sc::LinkModel::Pipe(p) => p.delay.0,
         sc::LinkModel::Gprs(g) => g.delay.0,
         sc::LinkModel::Trace(t) => t.delay.0,
-        sc::LinkModel::Ofdm4g(_) | sc::LinkModel::Cell(_) | sc::LinkModel::Wlan(_) => airlink_engine::Duration::ZERO,
+        sc::LinkModel::Ofdm4g(_) | sc::LinkModel::Cell(_) | sc::LinkModel::Wlan(_) => {
+            airlink_engine::Duration::ZERO
+        }
     }
 }
 
@@ -333,7 +468,11 @@ fn queue_of(model: &sc::LinkModel) -> Option<sc::units::QueueLimit> {
 fn symmetric_uplink(s: &sc::Scenario) -> Result<sc::PipeConfig, BuildError> {
     Ok(sc::PipeConfig {
         rate: downlink_capacity_bps(s)?.map(sc::units::Rate),
-        delay: sc::units::Time(s.downlink.as_ref().map_or(airlink_engine::Duration::ZERO, propagation_delay)),
+        delay: sc::units::Time(
+            s.downlink
+                .as_ref()
+                .map_or(airlink_engine::Duration::ZERO, propagation_delay),
+        ),
         ..sc::PipeConfig::default()
     })
 }
@@ -366,7 +505,12 @@ fn path_size(t: &sc::topology::Topology, flow: usize) -> Result<PathSize, BuildE
         let mut capacity = capacity_bps(&link.model, &link.key.join("."))?;
         if let sc::LinkModel::Cell(_) = link.model {
             // A cell's users share its slots: a flow's part is at most its even share.
-            let users = t.paths.iter().filter(|(down, _)| down.contains(&l)).count().max(1) as u64;
+            let users = t
+                .paths
+                .iter()
+                .filter(|(down, _)| down.contains(&l))
+                .count()
+                .max(1) as u64;
             capacity = capacity.map(|c| c / users);
         }
         // An unbounded queue cannot size a window: it counts for nothing.
@@ -374,13 +518,21 @@ fn path_size(t: &sc::topology::Topology, flow: usize) -> Result<PathSize, BuildE
     }
     Ok(PathSize {
         bottleneck_bps: rated.iter().filter_map(|r| r.0).min(),
-        rtt: down.iter().chain(up).fold(airlink_engine::Duration::ZERO, |sum, &l| sum + propagation_delay(&t.links[l].model)),
+        rtt: down
+            .iter()
+            .chain(up)
+            .fold(airlink_engine::Duration::ZERO, |sum, &l| {
+                sum + propagation_delay(&t.links[l].model)
+            }),
         queued_bytes: rated.iter().filter(|r| r.0.is_some()).map(|r| r.1).sum(),
     })
 }
 
 /// The slowest rate on a flow's return path, if any link there has one.
-fn return_bottleneck_bps(t: &sc::topology::Topology, flow: usize) -> Result<Option<u64>, BuildError> {
+fn return_bottleneck_bps(
+    t: &sc::topology::Topology,
+    flow: usize,
+) -> Result<Option<u64>, BuildError> {
     let mut least = None;
     for &l in &t.paths[flow].1 {
         let link = &t.links[l];
@@ -393,12 +545,14 @@ fn return_bottleneck_bps(t: &sc::topology::Topology, flow: usize) -> Result<Opti
 
 /// A resolved scenario's topology (see [`sc::Scenario::topology`]).
 fn topology(s: &sc::Scenario) -> Result<sc::topology::Topology, BuildError> {
-    s.topology().map_err(|(key, m)| BuildError(format!("{}: {m}", key.join("."))))
+    s.topology()
+        .map_err(|(key, m)| BuildError(format!("{}: {m}", key.join("."))))
 }
 
 impl PathSize {
     fn bdp_bytes(&self) -> Option<u64> {
-        self.bottleneck_bps.map(|c| (c as f64 / 8.0 * self.rtt.as_secs_f64()).ceil() as u64)
+        self.bottleneck_bps
+            .map(|c| (c as f64 / 8.0 * self.rtt.as_secs_f64()).ceil() as u64)
     }
 }
 
@@ -409,7 +563,11 @@ impl PathSize {
 fn default_rwnd(path: &PathSize, mss: u32) -> u64 {
     let holds = path.bdp_bytes().unwrap_or(0) + path.queued_bytes;
     let most = MAX_WINDOW.min(sc::MAX_PACKETS_HELD * mss as u64);
-    (2 * holds).div_ceil(1024).saturating_mul(1024).max(LINUX_RMEM_MAX).min(most)
+    (2 * holds)
+        .div_ceil(1024)
+        .saturating_mul(1024)
+        .max(LINUX_RMEM_MAX)
+        .min(most)
 }
 
 /// The scenario with every default that depends on other values filled in: the shorthand's
@@ -424,7 +582,12 @@ pub fn resolve(s: &sc::Scenario) -> Result<sc::Scenario, BuildError> {
         }
     }
     let t = topology(&r)?;
-    for (i, f) in r.flow.iter_mut().enumerate().filter(|(_, f)| f.protocol == sc::Protocol::Tcp) {
+    for (i, f) in r
+        .flow
+        .iter_mut()
+        .enumerate()
+        .filter(|(_, f)| f.protocol == sc::Protocol::Tcp)
+    {
         if f.tcp.rwnd.is_none() {
             let mss = tcp_config(f)?.mss;
             f.tcp.rwnd = Some(sc::units::DataSize(default_rwnd(&path_size(&t, i)?, mss)));
@@ -435,7 +598,11 @@ pub fn resolve(s: &sc::Scenario) -> Result<sc::Scenario, BuildError> {
 
 /// IP and TCP header bytes of a pure ACK (plus the timestamps option when on).
 fn ack_bytes(c: &TcpConfig) -> u64 {
-    40 + if c.timestamps { airlink_transport::config::TIMESTAMP_OPTION_LEN as u64 } else { 0 }
+    40 + if c.timestamps {
+        airlink_transport::config::TIMESTAMP_OPTION_LEN as u64
+    } else {
+        0
+    }
 }
 
 /// What in a resolved scenario limits it in a way its author probably did not mean: an uplink
@@ -455,7 +622,9 @@ pub fn warnings(s: &sc::Scenario) -> Result<Vec<String>, BuildError> {
         match &link.model {
             sc::LinkModel::Pipe(p) => {
                 if p.loss.0 >= 1.0 {
-                    out.push(format!("{name}.loss = 1: every packet is lost, so no flow can deliver anything"));
+                    out.push(format!(
+                        "{name}.loss = 1: every packet is lost, so no flow can deliver anything"
+                    ));
                 }
                 // The chance that even a 40-byte ACK crosses without a flipped bit.
                 let survive = (1.0 - p.bit_error_rate.0).powi(40 * 8);
@@ -467,14 +636,25 @@ pub fn warnings(s: &sc::Scenario) -> Result<Vec<String>, BuildError> {
                 }
             }
             sc::LinkModel::Ofdm4g(o) => {
-                if o.channel_errors && o.channel.mean_snr.0 < -20.0 && o.arq_max_retransmissions == 0 {
-                    out.push(format!("{name}.channel.mean_snr = {} dB without ARQ: almost every frame is lost", o.channel.mean_snr.0));
+                if o.channel_errors
+                    && o.channel.mean_snr.0 < -20.0
+                    && o.arq_max_retransmissions == 0
+                {
+                    out.push(format!(
+                        "{name}.channel.mean_snr = {} dB without ARQ: almost every frame is lost",
+                        o.channel.mean_snr.0
+                    ));
                 }
             }
             sc::LinkModel::Gprs(g) if g.loss.0 >= 1.0 => {
-                out.push(format!("{name}.loss = 1: every packet is lost, so no flow can deliver anything"));
+                out.push(format!(
+                    "{name}.loss = 1: every packet is lost, so no flow can deliver anything"
+                ));
             }
-            sc::LinkModel::Gprs(_) | sc::LinkModel::Trace(_) | sc::LinkModel::Cell(_) | sc::LinkModel::Wlan(_) => {}
+            sc::LinkModel::Gprs(_)
+            | sc::LinkModel::Trace(_)
+            | sc::LinkModel::Cell(_)
+            | sc::LinkModel::Wlan(_) => {}
         }
     }
     for (i, f) in s.flow.iter().enumerate() {
@@ -483,9 +663,12 @@ pub fn warnings(s: &sc::Scenario) -> Result<Vec<String>, BuildError> {
         }
         let c = tcp_config(f)?;
         let path = path_size(&t, i)?;
-        let Some(capacity) = path.bottleneck_bps else { continue };
+        let Some(capacity) = path.bottleneck_bps else {
+            continue;
+        };
         // A saturated downlink returns one ACK per `ack_every` full segments.
-        let ack_bps = capacity as f64 * ack_bytes(&c) as f64 / ((c.mss as u64 + ack_bytes(&c)) as f64 * c.ack_every as f64);
+        let ack_bps = capacity as f64 * ack_bytes(&c) as f64
+            / ((c.mss as u64 + ack_bytes(&c)) as f64 * c.ack_every as f64);
         if let Some(up_rate) = return_bottleneck_bps(&t, i)? {
             if (up_rate as f64) < ack_bps {
                 out.push(format!(
@@ -515,15 +698,21 @@ pub fn warnings(s: &sc::Scenario) -> Result<Vec<String>, BuildError> {
 /// Every effective value of each TCP flow's transport, as `key = value` lines for people
 /// (`airlink check`): the preset's values with the scenario's over them, including those the
 /// scenario has no key for.
-pub fn transport_parameters(s: &sc::Scenario) -> Result<Vec<(usize, Vec<(&'static str, String)>)>, BuildError> {
+pub fn transport_parameters(
+    s: &sc::Scenario,
+) -> Result<Vec<(usize, Vec<(&'static str, String)>)>, BuildError> {
     let s = &resolve(s)?;
     let mut out = Vec::new();
     for (i, f) in s.flow.iter().enumerate() {
         let rows = match f.protocol {
             sc::Protocol::Tcp => {
                 let c = tcp_config(f)?;
-                let iw = c.initial_window.unwrap_or(airlink_transport::initial_window_segments(c.mss));
-                let preset = serde_json::to_value(f.tcp.preset).ok().and_then(|v| v.as_str().map(str::to_owned));
+                let iw = c
+                    .initial_window
+                    .unwrap_or(airlink_transport::initial_window_segments(c.mss));
+                let preset = serde_json::to_value(f.tcp.preset)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned));
                 let mut rows = vec![
                     ("preset", preset.unwrap_or_default()),
                     ("congestion", congestion_name(f.congestion()).to_owned()),
@@ -540,13 +729,19 @@ pub fn transport_parameters(s: &sc::Scenario) -> Result<Vec<(usize, Vec<(&'stati
                         ("veno.beta", v.beta.to_string()),
                         ("veno.random_loss_factor", v.random_loss_factor.to_string()),
                     ]),
-                    CongestionConfig::Afc(a) => rows.push(("afc.rate_adjustment", a.rate_adjustment.to_string())),
+                    CongestionConfig::Afc(a) => {
+                        rows.push(("afc.rate_adjustment", a.rate_adjustment.to_string()))
+                    }
                     _ => {}
                 }
                 rows.extend([
                     ("mss", format!("{} B", c.mss)),
                     ("initial_window", format!("{iw} segments")),
-                    ("initial_ssthresh", c.initial_ssthresh.map_or("unlimited".into(), |b| format!("{b} B"))),
+                    (
+                        "initial_ssthresh",
+                        c.initial_ssthresh
+                            .map_or("unlimited".into(), |b| format!("{b} B")),
+                    ),
                     ("rwnd", format!("{} B", c.rwnd)),
                     ("sack", c.sack.to_string()),
                     ("timestamps", c.timestamps.to_string()),
@@ -567,7 +762,14 @@ pub fn transport_parameters(s: &sc::Scenario) -> Result<Vec<(usize, Vec<(&'stati
                     ("ccid", f.ccid().to_string()),
                     ("packet_size", format!("{} B", f.datagram_payload())),
                     ("ack_ratio", d.ack_ratio.unwrap_or(2).to_string()),
-                    ("send_queue", format!("{} packets", d.send_queue.unwrap_or(DccpConfig::default().queue_capacity as u32))),
+                    (
+                        "send_queue",
+                        format!(
+                            "{} packets",
+                            d.send_queue
+                                .unwrap_or(DccpConfig::default().queue_capacity as u32)
+                        ),
+                    ),
                 ]
             }
             sc::Protocol::Udp => vec![("packet_size", format!("{} B", f.datagram_payload()))],
@@ -577,14 +779,22 @@ pub fn transport_parameters(s: &sc::Scenario) -> Result<Vec<(usize, Vec<(&'stati
     Ok(out)
 }
 
-fn pipe<P: Packet + Send + 'static>(name: &'static str, p: &sc::PipeConfig, seed: u64) -> BuiltLink<P> {
+fn pipe<P: Packet + Send + 'static>(
+    name: &'static str,
+    p: &sc::PipeConfig,
+    seed: u64,
+) -> BuiltLink<P> {
     let rng = RngStream::derive(seed, name);
     let link: Box<dyn Link<P> + Send> = match p.unit {
         // Validated: a unit comes with a rate and fits in u32.
         Some(u) => Box::new(airlink_link::Granular::new(pipe_params(p), u.0 as u32, rng)),
         None => Box::new(Pipe::new(pipe_params(p), rng)),
     };
-    BuiltLink { name, model: "pipe", link }
+    BuiltLink {
+        name,
+        model: "pipe",
+        link,
+    }
 }
 
 /// The fastest trace-driven link: 10 Gbit/s on average, as the scenario's rates.
@@ -604,10 +814,21 @@ fn read_trace(t: &sc::TraceConfig, key: &str) -> Result<airlink_link::Trace, Bui
     Ok(trace)
 }
 
-fn trace_link<P: Packet + Send + 'static>(name: &'static str, t: &sc::TraceConfig, key: &str) -> Result<BuiltLink<P>, BuildError> {
+fn trace_link<P: Packet + Send + 'static>(
+    name: &'static str,
+    t: &sc::TraceConfig,
+    key: &str,
+) -> Result<BuiltLink<P>, BuildError> {
     let trace = read_trace(t, key)?;
-    let params = airlink_link::TraceParams { delay: t.delay.0, queue_limit: queue_limit(t.queue) };
-    Ok(BuiltLink { name, model: "trace", link: Box::new(airlink_link::TraceLink::new(trace, params)) })
+    let params = airlink_link::TraceParams {
+        delay: t.delay.0,
+        queue_limit: queue_limit(t.queue),
+    };
+    Ok(BuiltLink {
+        name,
+        model: "trace",
+        link: Box::new(airlink_link::TraceLink::new(trace, params)),
+    })
 }
 
 fn odd_k(m: sc::OddKModelName) -> OddKModel {
@@ -648,9 +869,17 @@ pub fn channel_config(o: &sc::Ofdm4gConfig) -> OfdmChannelConfig {
 }
 
 /// An OFDM link; its channel's random stream is `NAME.channel`, its own `NAME`.
-fn ofdm4g<P: Packet + Send + 'static>(name: &'static str, o: &sc::Ofdm4gConfig, seed: u64, key: &str) -> Result<BuiltLink<P>, BuildError> {
-    let channel = OfdmChannel::new(&channel_config(o), RngStream::derive(seed, &format!("{name}.channel")))
-        .map_err(|e| BuildError(format!("{key}.channel: {e}")))?;
+fn ofdm4g<P: Packet + Send + 'static>(
+    name: &'static str,
+    o: &sc::Ofdm4gConfig,
+    seed: u64,
+    key: &str,
+) -> Result<BuiltLink<P>, BuildError> {
+    let channel = OfdmChannel::new(
+        &channel_config(o),
+        RngStream::derive(seed, &format!("{name}.channel")),
+    )
+    .map_err(|e| BuildError(format!("{key}.channel: {e}")))?;
     let modulation = match o.modulation {
         sc::ModulationMode::Fixed(m) => Ofdm4gModulation::Fixed(m),
         sc::ModulationMode::Adaptive => {
@@ -663,9 +892,15 @@ fn ofdm4g<P: Packet + Send + 'static>(name: &'static str, o: &sc::Ofdm4gConfig, 
             let (nmse, odd) = (o.channel.prediction_nmse, odd_k(o.odd_k_model));
             let in_key = |e: BuildError| BuildError(format!("{key}: {}", e.0));
             if o.switching_refresh && rule == SwitchingRule::MaxThroughput && nmse > 0.0 {
-                Ofdm4gModulation::AdaptiveLocal(local_switching(&set, rule, mean_snr, nmse, o.symbols_per_frame, odd).map_err(in_key)?)
+                Ofdm4gModulation::AdaptiveLocal(
+                    local_switching(&set, rule, mean_snr, nmse, o.symbols_per_frame, odd)
+                        .map_err(in_key)?,
+                )
             } else {
-                Ofdm4gModulation::Adaptive(modulation_table(&set, rule, mean_snr, nmse, o.symbols_per_frame, odd).map_err(in_key)?)
+                Ofdm4gModulation::Adaptive(
+                    modulation_table(&set, rule, mean_snr, nmse, o.symbols_per_frame, odd)
+                        .map_err(in_key)?,
+                )
             }
         }
     };
@@ -684,7 +919,15 @@ fn ofdm4g<P: Packet + Send + 'static>(name: &'static str, o: &sc::Ofdm4gConfig, 
         arq_remodulate: o.arq_remodulate,
         channel_errors: o.channel_errors,
     };
-    Ok(BuiltLink { name, model: "ofdm4g", link: Box::new(Ofdm4gDownlink::new(params, channel, RngStream::derive(seed, name))) })
+    Ok(BuiltLink {
+        name,
+        model: "ofdm4g",
+        link: Box::new(Ofdm4gDownlink::new(
+            params,
+            channel,
+            RngStream::derive(seed, name),
+        )),
+    })
 }
 
 /// The transport configuration of a flow: the scenario's values over the transport defaults.
@@ -730,7 +973,10 @@ pub fn tcp_config(f: &sc::FlowConfig) -> Result<TcpConfig, BuildError> {
     (c.congestion, c.recovery) = match f.congestion() {
         sc::Congestion::Reno => (CongestionConfig::Reno, Recovery::Reno),
         sc::Congestion::Newreno => (CongestionConfig::Reno, Recovery::NewReno),
-        sc::Congestion::Cubic => (CongestionConfig::Cubic(cubic_config(f.cubic.as_ref(), linux)), Recovery::NewReno),
+        sc::Congestion::Cubic => (
+            CongestionConfig::Cubic(cubic_config(f.cubic.as_ref(), linux)),
+            Recovery::NewReno,
+        ),
         sc::Congestion::Veno => {
             let mut v = VenoConfig::default();
             if let Some(p) = &f.veno {
@@ -748,13 +994,21 @@ pub fn tcp_config(f: &sc::FlowConfig) -> Result<TcpConfig, BuildError> {
         }
         sc::Congestion::Bbr => (CongestionConfig::Bbr, Recovery::NewReno),
     };
-    c.validate().map_err(|e| BuildError(format!("flow tcp parameters: {e}")))?;
+    c.validate()
+        .map_err(|e| BuildError(format!("flow tcp parameters: {e}")))?;
     Ok(c)
 }
 
 /// RFC 9438's constants, or with the `linux` preset the kernel's and HyStart.
 fn cubic_config(p: Option<&sc::CubicParams>, linux: bool) -> CubicConfig {
-    let mut c = if linux { CubicConfig { hystart: true, ..CubicConfig::LINUX } } else { CubicConfig::default() };
+    let mut c = if linux {
+        CubicConfig {
+            hystart: true,
+            ..CubicConfig::LINUX
+        }
+    } else {
+        CubicConfig::default()
+    };
     if let Some(p) = p {
         c.c = p.c.unwrap_or(c.c);
         c.beta = p.beta.unwrap_or(c.beta);
@@ -775,9 +1029,17 @@ fn protocol_name(p: sc::Protocol) -> &'static str {
 /// The media source of a UDP or DCCP flow (cbr, vbr).
 fn media_source(f: &sc::FlowConfig, max_payload: u32) -> Option<UdpSourceConfig> {
     let traffic = match f.app() {
-        sc::App::Cbr => Traffic::Cbr { payload: max_payload, rate_bps: f.rate?.0 },
+        sc::App::Cbr => Traffic::Cbr {
+            payload: max_payload,
+            rate_bps: f.rate?.0,
+        },
         sc::App::Vbr => Traffic::Vbr {
-            frames: f.frame_sizes.as_ref()?.iter().map(|b| b.0.min(u32::MAX as u64) as u32).collect(),
+            frames: f
+                .frame_sizes
+                .as_ref()?
+                .iter()
+                .map(|b| b.0.min(u32::MAX as u64) as u32)
+                .collect(),
             fps: f.frame_rate?,
             max_payload,
         },
@@ -791,7 +1053,6 @@ fn media_source(f: &sc::FlowConfig, max_payload: u32) -> Option<UdpSourceConfig>
     })
 }
 
-
 /// A flow's two endpoints.
 fn endpoints(f: &sc::FlowConfig, i: usize) -> Result<Ends, BuildError> {
     let err = |e: &dyn fmt::Display| BuildError(format!("flow {i}: {e}"));
@@ -800,15 +1061,26 @@ fn endpoints(f: &sc::FlowConfig, i: usize) -> Result<Ends, BuildError> {
     Ok(match f.protocol {
         sc::Protocol::Tcp => {
             let cfg = tcp_config(f)?;
-            Ends::Tcp { client: TcpEndpoint::new(cfg.clone(), Role::Client), server: TcpEndpoint::new(cfg, Role::Server) }
+            Ends::Tcp {
+                client: TcpEndpoint::new(cfg.clone(), Role::Client),
+                server: TcpEndpoint::new(cfg, Role::Server),
+            }
         }
         sc::Protocol::Udp => {
-            let source = media_source(f, payload).ok_or_else(|| err(&"a udp flow needs a cbr or vbr source"))?;
-            Ends::Udp { sender: UdpSender::new(source).map_err(|e| err(&e))?, receiver: IperfReceiver::new(interval) }
+            let source = media_source(f, payload)
+                .ok_or_else(|| err(&"a udp flow needs a cbr or vbr source"))?;
+            Ends::Udp {
+                sender: UdpSender::new(source).map_err(|e| err(&e))?,
+                receiver: IperfReceiver::new(interval),
+            }
         }
         sc::Protocol::Dccp => {
             let mut cfg = DccpConfig {
-                ccid: if f.ccid() == 2 { Ccid::TcpLike } else { Ccid::Tfrc },
+                ccid: if f.ccid() == 2 {
+                    Ccid::TcpLike
+                } else {
+                    Ccid::Tfrc
+                },
                 packet_size: payload,
                 ..DccpConfig::default()
             };
@@ -821,7 +1093,10 @@ fn endpoints(f: &sc::FlowConfig, i: usize) -> Result<Ends, BuildError> {
                 }
             }
             // Only the server sends data; the client's application just reads.
-            let client = DccpConfig { app: DccpApp::Manual, ..cfg.clone() };
+            let client = DccpConfig {
+                app: DccpApp::Manual,
+                ..cfg.clone()
+            };
             cfg.app = match media_source(f, payload) {
                 Some(source) => DccpApp::Source(source),
                 None => DccpApp::Greedy { payload },
@@ -856,14 +1131,25 @@ pub fn scenario_flow(f: &sc::FlowConfig, i: usize) -> Result<Flow, BuildError> {
         sc::Protocol::Udp => "none",
     };
     let start = Instant::ZERO + f.start.0;
-    let mut flow = Flow::new(endpoints(f, i)?, start, f.bytes.map(|b| b.0), protocol_name(f.protocol), congestion);
+    let mut flow = Flow::new(
+        endpoints(f, i)?,
+        start,
+        f.bytes.map(|b| b.0),
+        protocol_name(f.protocol),
+        congestion,
+    );
     if let Some(stop) = f.stop {
         flow.stop_at(Instant::ZERO + stop.0);
     }
     flow.name = f.name.clone();
     if let Some(d) = &f.device {
-        let cfg = DeviceLimitConfig { packets_per_sec: d.packet_rate, bits_per_sec: d.rate.map(|r| r.0), buffer_packets: d.buffer };
-        let mut limit = DeviceLimit::new(cfg).map_err(|e| BuildError(format!("flow {i}: device: {e}")))?;
+        let cfg = DeviceLimitConfig {
+            packets_per_sec: d.packet_rate,
+            bits_per_sec: d.rate.map(|r| r.0),
+            buffer_packets: d.buffer,
+        };
+        let mut limit =
+            DeviceLimit::new(cfg).map_err(|e| BuildError(format!("flow {i}: device: {e}")))?;
         if let Some(cost) = d.receive_cost {
             limit.set_receive_cost(cost.0);
         }
@@ -875,12 +1161,28 @@ pub fn scenario_flow(f: &sc::FlowConfig, i: usize) -> Result<Flow, BuildError> {
 /// The scenario's changes in the network's terms, in time order (stable: the file's order at
 /// equal times). The scenario was validated, so every name resolves.
 fn changes(s: &sc::Scenario, t: &sc::topology::Topology) -> Result<Vec<TimedChange>, BuildError> {
-    let mut out = s.change.iter().map(|c| Ok(TimedChange { at: Instant::ZERO + c.at.0, change: net_change(s, t, c)? })).collect::<Result<Vec<_>, BuildError>>()?;
+    let mut out = s
+        .change
+        .iter()
+        .map(|c| {
+            Ok(TimedChange {
+                at: Instant::ZERO + c.at.0,
+                change: net_change(s, t, c)?,
+            })
+        })
+        .collect::<Result<Vec<_>, BuildError>>()?;
     // A hand-off between access points moves each flow it concerns to its new path.
     let ids = |p: &[usize]| p.iter().map(|&l| l as LinkId).collect::<Vec<_>>();
     for h in &t.handoffs {
         for (f, down, up) in &h.paths {
-            out.push(TimedChange { at: Instant::ZERO + s.handoff[h.index].at.0, change: NetChange::Path { flow: *f as u32, down: Some(ids(down)), up: Some(ids(up)) } });
+            out.push(TimedChange {
+                at: Instant::ZERO + s.handoff[h.index].at.0,
+                change: NetChange::Path {
+                    flow: *f as u32,
+                    down: Some(ids(down)),
+                    up: Some(ids(up)),
+                },
+            });
         }
     }
     out.sort_by_key(|c| c.at);
@@ -894,12 +1196,23 @@ pub fn live_change(s: &sc::Scenario, c: &sc::ChangeConfig) -> Result<NetChange, 
 }
 
 /// One `[[change]]` in the network's terms.
-fn net_change(s: &sc::Scenario, t: &sc::topology::Topology, c: &sc::ChangeConfig) -> Result<NetChange, BuildError> {
+fn net_change(
+    s: &sc::Scenario,
+    t: &sc::topology::Topology,
+    c: &sc::ChangeConfig,
+) -> Result<NetChange, BuildError> {
     let link_id = |name: &str| {
-        t.links.iter().position(|l| l.name == name).map(|i| i as LinkId).ok_or_else(|| BuildError(format!("no link named \"{name}\"")))
+        t.links
+            .iter()
+            .position(|l| l.name == name)
+            .map(|i| i as LinkId)
+            .ok_or_else(|| BuildError(format!("no link named \"{name}\"")))
     };
     let path = |names: &Option<Vec<String>>| -> Result<Option<Vec<LinkId>>, BuildError> {
-        names.as_ref().map(|n| n.iter().map(|l| link_id(l)).collect()).transpose()
+        names
+            .as_ref()
+            .map(|n| n.iter().map(|l| link_id(l)).collect())
+            .transpose()
     };
     Ok(match (&c.link, &c.flow) {
         (Some(link), _) => {
@@ -916,15 +1229,28 @@ fn net_change(s: &sc::Scenario, t: &sc::topology::Topology, c: &sc::ChangeConfig
                         mean_snr_db: set.mean_snr.map(|d| d.0),
                     },
                 },
-                (None, Some(sc::LinkState::Down)) => NetChange::Down { link, keep: c.packets == Some(sc::DownPackets::Kept) },
+                (None, Some(sc::LinkState::Down)) => NetChange::Down {
+                    link,
+                    keep: c.packets == Some(sc::DownPackets::Kept),
+                },
                 (None, _) => NetChange::Up { link },
             }
         }
         (None, Some(flow)) => {
-            let flow = s.flow_index(flow).ok_or_else(|| BuildError(format!("no flow {flow:?}")))?;
-            NetChange::Path { flow: flow as u32, down: path(&c.path)?, up: path(&c.return_path)? }
+            let flow = s
+                .flow_index(flow)
+                .ok_or_else(|| BuildError(format!("no flow {flow:?}")))?;
+            NetChange::Path {
+                flow: flow as u32,
+                down: path(&c.path)?,
+                up: path(&c.return_path)?,
+            }
         }
-        (None, None) => return Err(BuildError("a change names neither a link nor a flow".into())),
+        (None, None) => {
+            return Err(BuildError(
+                "a change names neither a link nor a flow".into(),
+            ))
+        }
     })
 }
 
@@ -946,8 +1272,14 @@ pub fn link_parameters(s: &sc::Scenario) -> Result<Vec<LinkChange>, BuildError> 
         .map(|l| match &l.model {
             sc::LinkModel::Pipe(p) => pipe(p),
             sc::LinkModel::Gprs(g) => pipe(&g.pipe()),
-            sc::LinkModel::Ofdm4g(o) => LinkChange { mean_snr_db: Some(o.channel.mean_snr.0), ..Default::default() },
-            sc::LinkModel::Trace(t) => LinkChange { delay: Some(t.delay.0), ..Default::default() },
+            sc::LinkModel::Ofdm4g(o) => LinkChange {
+                mean_snr_db: Some(o.channel.mean_snr.0),
+                ..Default::default()
+            },
+            sc::LinkModel::Trace(t) => LinkChange {
+                delay: Some(t.delay.0),
+                ..Default::default()
+            },
             sc::LinkModel::Cell(_) | sc::LinkModel::Wlan(_) => LinkChange::default(),
         })
         .collect())
@@ -963,10 +1295,20 @@ impl<P: Packet + Send + 'static> Network<P> {
     pub fn build(s: &sc::Scenario) -> Result<Network<P>, BuildError> {
         let t = topology(s)?;
         if t.links.len() > LinkId::MAX as usize + 1 {
-            return Err(BuildError(format!("{} links: at most 65536", t.links.len())));
+            return Err(BuildError(format!(
+                "{} links: at most 65536",
+                t.links.len()
+            )));
         }
         let ids = |path: &[usize]| path.iter().map(|&l| l as LinkId).collect::<Vec<_>>();
-        let paths: Vec<FlowPath> = t.paths.iter().map(|(down, up)| FlowPath { down: ids(down), up: ids(up) }).collect();
+        let paths: Vec<FlowPath> = t
+            .paths
+            .iter()
+            .map(|(down, up)| FlowPath {
+                down: ids(down),
+                up: ids(up),
+            })
+            .collect();
         let changes = changes(s, &t)?;
         let users = flows_over_run(t.links.len(), &paths, &changes);
         let links = t
@@ -977,11 +1319,30 @@ impl<P: Packet + Send + 'static> Network<P> {
                 if let sc::LinkModel::Wlan(_) = l.model {
                     return wlan(s, &t, &paths, &changes, id, intern(l.name.clone()));
                 }
-                build_link(intern(l.name.clone()), &l.model, s.seed, &l.key.join("."), &users[id], s.event_log)
+                build_link(
+                    intern(l.name.clone()),
+                    &l.model,
+                    s.seed,
+                    &l.key.join("."),
+                    &users[id],
+                    s.event_log,
+                )
             })
             .collect::<Result<Vec<_>, _>>()?;
         // The shorthand's shared links; in the general form, the first flow's path.
-        let shared = if s.is_general() { paths[0].clone() } else { FlowPath { down: vec![0, 1], up: vec![2, 3] } };
-        Ok(Network { links, paths, shared, changes })
+        let shared = if s.is_general() {
+            paths[0].clone()
+        } else {
+            FlowPath {
+                down: vec![0, 1],
+                up: vec![2, 3],
+            }
+        };
+        Ok(Network {
+            links,
+            paths,
+            shared,
+            changes,
+        })
     }
 }

@@ -70,7 +70,13 @@ pub struct Flow {
 }
 
 impl Flow {
-    pub(crate) fn new(ends: Ends, start: Instant, bytes: Option<u64>, protocol: &'static str, congestion: &'static str) -> Flow {
+    pub(crate) fn new(
+        ends: Ends,
+        start: Instant,
+        bytes: Option<u64>,
+        protocol: &'static str,
+        congestion: &'static str,
+    ) -> Flow {
         Flow {
             name: None,
             stop: None,
@@ -128,8 +134,12 @@ impl Flow {
             Some((limit, held)) if side == Side::Server => {
                 let leaves = held.front().map(|(t, _)| *t);
                 // A blocked sender waits for room: its due send timers cannot send before then.
-                let blocked = held.len() >= limit.config().buffer_packets as usize && !matches!(self.ends, Ends::Udp { .. });
-                earliest(earliest(if blocked { None } else { endpoint }, leaves), stop)
+                let blocked = held.len() >= limit.config().buffer_packets as usize
+                    && !matches!(self.ends, Ends::Udp { .. });
+                earliest(
+                    earliest(if blocked { None } else { endpoint }, leaves),
+                    stop,
+                )
             }
             _ => earliest(endpoint, stop),
         }
@@ -148,14 +158,17 @@ impl Flow {
 
     /// The next packet that leaves `side`'s host at `now`.
     pub fn poll_transmit(&mut self, side: Side, now: Instant) -> Option<Pdu> {
-        let Some((limit, held)) = self.sender_limit.as_mut().filter(|_| side == Side::Server) else {
+        let Some((limit, held)) = self.sender_limit.as_mut().filter(|_| side == Side::Server)
+        else {
             return self.ends.poll_transmit(side, now);
         };
         let udp = matches!(self.ends, Ends::Udp { .. });
         // UDP hands over every datagram that is due (the host drops what does not fit); TCP and
         // DCCP only while the host has room.
         while udp || limit.has_room(now) {
-            let Some(pdu) = self.ends.poll_transmit(side, now) else { break };
+            let Some(pdu) = self.ends.poll_transmit(side, now) else {
+                break;
+            };
             if let Some(leaves) = limit.offer(now, pdu.wire_len()) {
                 held.push_back((leaves, pdu));
             }
@@ -171,7 +184,9 @@ impl Flow {
         self.delivered += bytes;
         self.first_delivery.get_or_insert(now);
         self.last_delivery = Some(now);
-        let Some(total) = self.bytes else { return false };
+        let Some(total) = self.bytes else {
+            return false;
+        };
         if self.mark10.is_none() && self.delivered * 10 >= total {
             self.mark10 = Some((now, self.delivered));
         }
@@ -252,7 +267,9 @@ impl Flow {
         let end = self.last_delivery;
         let duration = end.map(|e| e.saturating_since(self.start).as_secs_f64());
         let steady = match (self.mark10, self.mark90) {
-            (Some((t1, b1)), Some((t2, b2))) if t2 > t1 => Some((b2 - b1) as f64 * 8.0 / (t2 - t1).as_secs_f64()),
+            (Some((t1, b1)), Some((t2, b2))) if t2 > t1 => {
+                Some((b2 - b1) as f64 * 8.0 / (t2 - t1).as_secs_f64())
+            }
             _ => None,
         };
         FlowSummary {
@@ -266,7 +283,9 @@ impl Flow {
             start_s: self.start.as_secs_f64(),
             end_s: end.map(|e| e.as_secs_f64()),
             duration_s: duration,
-            goodput_bps: duration.filter(|d| *d > 0.0).map(|d| self.delivered as f64 * 8.0 / d),
+            goodput_bps: duration
+                .filter(|d| *d > 0.0)
+                .map(|d| self.delivered as f64 * 8.0 / d),
             goodput_steady_bps: steady,
             segments_sent: sent.packets,
             data_segments_sent: sent.data_packets,
@@ -281,14 +300,21 @@ impl Flow {
             timeouts: sent.timeouts,
             fast_recoveries: sent.fast_recoveries,
             checksum_drops: self.checksum_drops,
-            sender_drops: self.sender_limit.as_ref().map(|(limit, _)| limit.stats().packets_refused),
+            sender_drops: self
+                .sender_limit
+                .as_ref()
+                .map(|(limit, _)| limit.stats().packets_refused),
             iperf: self.ends.receiver().map(|r| {
                 let t = r.totals();
                 IperfSummary {
                     datagrams: t.datagrams,
                     received: t.received,
                     lost: t.lost,
-                    loss_pct: if t.datagrams == 0 { 0.0 } else { 100.0 * t.lost as f64 / t.datagrams as f64 },
+                    loss_pct: if t.datagrams == 0 {
+                        0.0
+                    } else {
+                        100.0 * t.lost as f64 / t.datagrams as f64
+                    },
                     out_of_order: t.out_of_order,
                     jitter_ms: t.jitter_ms,
                     throughput_bps: t.throughput_bps,
@@ -302,11 +328,21 @@ impl Flow {
 /// need not match.
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Ends {
-    Tcp { client: TcpEndpoint, server: TcpEndpoint },
+    Tcp {
+        client: TcpEndpoint,
+        server: TcpEndpoint,
+    },
     /// A media source at the server and iperf's accounting at the client.
-    Udp { sender: UdpSender, receiver: IperfReceiver },
+    Udp {
+        sender: UdpSender,
+        receiver: IperfReceiver,
+    },
     /// DCCP endpoints; the client also keeps iperf's accounting of what DCCP delivered.
-    Dccp { client: DccpEndpoint, server: DccpEndpoint, receiver: IperfReceiver },
+    Dccp {
+        client: DccpEndpoint,
+        server: DccpEndpoint,
+        receiver: IperfReceiver,
+    },
 }
 
 /// A sender's transmission counters, for the summary.
@@ -364,7 +400,12 @@ impl Ends {
             (Ends::Tcp { server, .. }, Side::Server) => server.poll_timeout(),
             (Ends::Udp { receiver, .. }, Side::Client) => receiver.poll_timeout(),
             (Ends::Udp { sender, .. }, Side::Server) => sender.poll_timeout(),
-            (Ends::Dccp { client, receiver, .. }, Side::Client) => earliest(client.poll_timeout(), receiver.poll_timeout()),
+            (
+                Ends::Dccp {
+                    client, receiver, ..
+                },
+                Side::Client,
+            ) => earliest(client.poll_timeout(), receiver.poll_timeout()),
             (Ends::Dccp { server, .. }, Side::Server) => server.poll_timeout(),
         }
     }
@@ -374,10 +415,21 @@ impl Ends {
     pub fn handle_timeout(&mut self, side: Side, now: Instant) {
         let due = |t: Option<Instant>| t.is_some_and(|t| t <= now);
         match (self, side) {
-            (Ends::Tcp { client, .. }, Side::Client) if due(client.poll_timeout()) => client.handle_timeout(now),
-            (Ends::Tcp { server, .. }, Side::Server) if due(server.poll_timeout()) => server.handle_timeout(now),
-            (Ends::Udp { receiver, .. }, Side::Client) if due(receiver.poll_timeout()) => receiver.handle_timeout(now),
-            (Ends::Dccp { client, receiver, .. }, Side::Client) => {
+            (Ends::Tcp { client, .. }, Side::Client) if due(client.poll_timeout()) => {
+                client.handle_timeout(now)
+            }
+            (Ends::Tcp { server, .. }, Side::Server) if due(server.poll_timeout()) => {
+                server.handle_timeout(now)
+            }
+            (Ends::Udp { receiver, .. }, Side::Client) if due(receiver.poll_timeout()) => {
+                receiver.handle_timeout(now)
+            }
+            (
+                Ends::Dccp {
+                    client, receiver, ..
+                },
+                Side::Client,
+            ) => {
                 if due(client.poll_timeout()) {
                     client.handle_timeout(now);
                 }
@@ -385,7 +437,9 @@ impl Ends {
                     receiver.handle_timeout(now);
                 }
             }
-            (Ends::Dccp { server, .. }, Side::Server) if due(server.poll_timeout()) => server.handle_timeout(now),
+            (Ends::Dccp { server, .. }, Side::Server) if due(server.poll_timeout()) => {
+                server.handle_timeout(now)
+            }
             _ => {}
         }
     }
@@ -396,8 +450,12 @@ impl Ends {
             (Ends::Tcp { server, .. }, Side::Server) => server.poll_transmit(now).map(Pdu::Tcp),
             (Ends::Udp { sender, .. }, Side::Server) => sender.poll_transmit(now).map(Pdu::Udp),
             (Ends::Udp { .. }, Side::Client) => None,
-            (Ends::Dccp { client, .. }, Side::Client) => client.poll_transmit(now).map(|p| Pdu::Dccp(Box::new(p))),
-            (Ends::Dccp { server, .. }, Side::Server) => server.poll_transmit(now).map(|p| Pdu::Dccp(Box::new(p))),
+            (Ends::Dccp { client, .. }, Side::Client) => {
+                client.poll_transmit(now).map(|p| Pdu::Dccp(Box::new(p)))
+            }
+            (Ends::Dccp { server, .. }, Side::Server) => {
+                server.poll_transmit(now).map(|p| Pdu::Dccp(Box::new(p)))
+            }
         }
     }
 
@@ -414,7 +472,12 @@ impl Ends {
                     TcpEvent::RttSample { rtt } => Some(AppEvent::RttSample(rtt)),
                     _ => None,
                 },
-                (Ends::Dccp { client, receiver, .. }, Side::Client) => match client.poll_event()? {
+                (
+                    Ends::Dccp {
+                        client, receiver, ..
+                    },
+                    Side::Client,
+                ) => match client.poll_event()? {
                     DccpEvent::Delivered { bytes, app, .. } => {
                         if let Some(h) = app {
                             receiver.record(now, h.id, h.sent_at, bytes);
@@ -452,11 +515,19 @@ impl Ends {
             }
             Ends::Udp { sender, .. } => {
                 let n = sender.stats().datagrams_sent;
-                SentCounts { packets: n, data_packets: n, ..Default::default() }
+                SentCounts {
+                    packets: n,
+                    data_packets: n,
+                    ..Default::default()
+                }
             }
             Ends::Dccp { server, .. } => {
                 let s = server.stats();
-                SentCounts { packets: s.packets_sent, data_packets: s.data_packets_sent, ..Default::default() }
+                SentCounts {
+                    packets: s.packets_sent,
+                    data_packets: s.data_packets_sent,
+                    ..Default::default()
+                }
             }
         }
     }
@@ -486,7 +557,9 @@ impl Ends {
             Ends::Tcp { server, client } => {
                 s.cwnd_bytes = server.cwnd() as f64;
                 // An unset ssthresh is "infinite": NaN keeps plots readable.
-                s.ssthresh_bytes = Some(server.ssthresh()).filter(|t| *t < u64::MAX / 4).map_or(f64::NAN, |t| t as f64);
+                s.ssthresh_bytes = Some(server.ssthresh())
+                    .filter(|t| *t < u64::MAX / 4)
+                    .map_or(f64::NAN, |t| t as f64);
                 s.inflight_bytes = server.bytes_in_flight() as f64;
                 s.srtt_us = us(server.srtt());
                 s.rto_us = us(Some(server.rto()));

@@ -78,13 +78,25 @@ pub struct FlowPath {
 #[derive(Clone, Debug, PartialEq)]
 pub enum NetChange {
     /// New values of some of a link's parameters.
-    Set { link: LinkId, change: LinkChange },
+    Set {
+        link: LinkId,
+        change: LinkChange,
+    },
     /// A link goes down: the packets in it and arriving at it are lost, or kept until it is up.
-    Down { link: LinkId, keep: bool },
-    Up { link: LinkId },
+    Down {
+        link: LinkId,
+        keep: bool,
+    },
+    Up {
+        link: LinkId,
+    },
     /// A flow moves to other links (a hand-off). A packet on its way keeps its hop count: past
     /// the point where the paths part, it continues on the new path.
-    Path { flow: u32, down: Option<Vec<LinkId>>, up: Option<Vec<LinkId>> },
+    Path {
+        flow: u32,
+        down: Option<Vec<LinkId>>,
+        up: Option<Vec<LinkId>>,
+    },
 }
 
 impl NetChange {

@@ -26,7 +26,11 @@ impl Table {
     /// # Panics
     /// If the columns differ in name or type.
     pub fn append(&mut self, other: Table) {
-        assert_eq!(self.columns.len(), other.columns.len(), "tables with different columns");
+        assert_eq!(
+            self.columns.len(),
+            other.columns.len(),
+            "tables with different columns"
+        );
         for ((name, a), (other_name, b)) in self.columns.iter_mut().zip(other.columns) {
             assert_eq!(*name, other_name, "tables with different columns");
             match (a, b) {
@@ -124,13 +128,15 @@ impl FlowSeries {
         self.srtt_us.push(s.srtt_us);
         self.rto_us.push(s.rto_us);
         self.retransmissions.push(s.retransmissions);
-        self.spurious_retransmissions.push(s.spurious_retransmissions);
+        self.spurious_retransmissions
+            .push(s.spurious_retransmissions);
         self.timeouts.push(s.timeouts);
         self.fast_recoveries.push(s.fast_recoveries);
         self.link_losses.push(s.link_losses);
         self.detected_losses.push(s.detected_losses);
         self.sack_ok.push(s.sack_ok);
-        self.congestion_distance_segments.push(s.congestion_distance_segments);
+        self.congestion_distance_segments
+            .push(s.congestion_distance_segments);
         self.backlog_segments.push(s.backlog_segments);
     }
 }
@@ -154,7 +160,8 @@ impl IntervalSeries {
     pub fn push(&mut self, flow: u32, r: &IntervalReport) {
         self.time_ns.push(r.end.as_nanos());
         self.flow.push(flow as u64);
-        self.interval_s.push(r.end.saturating_since(r.start).as_secs_f64());
+        self.interval_s
+            .push(r.end.saturating_since(r.start).as_secs_f64());
         self.bytes.push(r.bytes);
         self.throughput_bps.push(r.throughput_bps);
         self.received.push(r.received);
@@ -197,7 +204,15 @@ pub struct EventSeries {
 }
 
 impl EventSeries {
-    pub fn push(&mut self, at: Instant, kind: EventKind, link: &'static str, flow: u32, bytes: u32, bit_errors: u32) {
+    pub fn push(
+        &mut self,
+        at: Instant,
+        kind: EventKind,
+        link: &'static str,
+        flow: u32,
+        bytes: u32,
+        bit_errors: u32,
+    ) {
         self.time_ns.push(at.as_nanos());
         self.kind.push(kind.as_str());
         self.link.push(link);
@@ -223,7 +238,15 @@ pub struct SegmentSeries {
 }
 
 impl SegmentSeries {
-    pub fn push(&mut self, at: Instant, flow: u32, kind: &'static str, seq: u64, bytes: u32, cwnd_bytes: f64) {
+    pub fn push(
+        &mut self,
+        at: Instant,
+        flow: u32,
+        kind: &'static str,
+        seq: u64,
+        bytes: u32,
+        cwnd_bytes: f64,
+    ) {
         self.time_ns.push(at.as_nanos());
         self.flow.push(flow as u64);
         self.kind.push(kind);
@@ -282,8 +305,22 @@ macro_rules! held {
 impl Recorder {
     /// Rows buffered since the last drain, over every table.
     pub fn rows(&self) -> usize {
-        let (f, i, r, l, e, g, s) = (&self.flows, &self.intervals, &self.rtt, &self.links, &self.events, &self.segments, &self.slots);
-        f.time_ns.len() + i.time_ns.len() + r.time_ns.len() + l.time_ns.len() + e.time_ns.len() + g.time_ns.len() + s.time_ns.len()
+        let (f, i, r, l, e, g, s) = (
+            &self.flows,
+            &self.intervals,
+            &self.rtt,
+            &self.links,
+            &self.events,
+            &self.segments,
+            &self.slots,
+        );
+        f.time_ns.len()
+            + i.time_ns.len()
+            + r.time_ns.len()
+            + l.time_ns.len()
+            + e.time_ns.len()
+            + g.time_ns.len()
+            + s.time_ns.len()
     }
 
     /// The largest table buffered since the last drain and its rows (for saying what grew).
@@ -303,9 +340,41 @@ impl Recorder {
     /// Bytes the buffers hold (allocated, so up to twice the rows' size while they grow).
     pub fn held_bytes(&self) -> usize {
         let f = &self.flows;
-        let flows = held!(f, time_ns, flow, delivered_bytes, cwnd_bytes, ssthresh_bytes, inflight_bytes, rate_bps, loss_event_rate, srtt_us, rto_us, retransmissions, spurious_retransmissions, timeouts, fast_recoveries, link_losses, detected_losses, sack_ok, congestion_distance_segments, backlog_segments);
+        let flows = held!(
+            f,
+            time_ns,
+            flow,
+            delivered_bytes,
+            cwnd_bytes,
+            ssthresh_bytes,
+            inflight_bytes,
+            rate_bps,
+            loss_event_rate,
+            srtt_us,
+            rto_us,
+            retransmissions,
+            spurious_retransmissions,
+            timeouts,
+            fast_recoveries,
+            link_losses,
+            detected_losses,
+            sack_ok,
+            congestion_distance_segments,
+            backlog_segments
+        );
         let i = &self.intervals;
-        let intervals = held!(i, time_ns, flow, interval_s, bytes, throughput_bps, received, lost, out_of_order, jitter_ms);
+        let intervals = held!(
+            i,
+            time_ns,
+            flow,
+            interval_s,
+            bytes,
+            throughput_bps,
+            received,
+            lost,
+            out_of_order,
+            jitter_ms
+        );
         let r = &self.rtt;
         let l = &self.links;
         let e = &self.events;
@@ -314,7 +383,17 @@ impl Recorder {
         flows
             + intervals
             + held!(r, time_ns, flow, rtt_us)
-            + held!(l, time_ns, link, queue_packets, queue_bytes, snr_db, predicted_snr_db, modulation_bits, subband)
+            + held!(
+                l,
+                time_ns,
+                link,
+                queue_packets,
+                queue_bytes,
+                snr_db,
+                predicted_snr_db,
+                modulation_bits,
+                subband
+            )
             + held!(e, time_ns, kind, link, flow, bytes, bit_errors)
             + held!(g, time_ns, flow, kind, seq, bytes, cwnd_bytes)
             + held!(s, time_ns, link, slot, user, rate_bps, frame_error)
@@ -332,7 +411,13 @@ impl Recorder {
         let links = take_table!(l, time_ns: U64, link: Str, queue_packets: U64, queue_bytes: U64, snr_db: F64, predicted_snr_db: F64, modulation_bits: I64, subband: I64);
         let e = &mut self.events;
         let events = take_table!(e, time_ns: U64, kind: Str, link: Str, flow: U64, bytes: U64, bit_errors: U64);
-        let mut tables = vec![("flows", flows), ("intervals", intervals), ("rtt", rtt), ("links", links), ("events", events)];
+        let mut tables = vec![
+            ("flows", flows),
+            ("intervals", intervals),
+            ("rtt", rtt),
+            ("links", links),
+            ("events", events),
+        ];
         if self.event_log {
             let g = &mut self.segments;
             tables.push(("segments", take_table!(g, time_ns: U64, flow: U64, kind: Str, seq: U64, bytes: U64, cwnd_bytes: F64)));

@@ -33,7 +33,8 @@ impl<In, Out> Outages<In, Out> {
 
     /// Packets the outages hold now (for the driver's memory estimate).
     pub fn held(&self) -> usize {
-        self.held_in.iter().map(Vec::len).sum::<usize>() + self.held_out.iter().map(Vec::len).sum::<usize>()
+        self.held_in.iter().map(Vec::len).sum::<usize>()
+            + self.held_out.iter().map(Vec::len).sum::<usize>()
     }
 
     /// Whether any link is down.
@@ -60,7 +61,10 @@ impl<In, Out> Outages<In, Out> {
         if self.state[l as usize].take().is_some() {
             self.down -= 1;
         }
-        (std::mem::take(&mut self.held_out[l as usize]), std::mem::take(&mut self.held_in[l as usize]))
+        (
+            std::mem::take(&mut self.held_out[l as usize]),
+            std::mem::take(&mut self.held_in[l as usize]),
+        )
     }
 
     /// A packet arrives at down link `l`: kept (`None`) or lost, given back to be accounted.

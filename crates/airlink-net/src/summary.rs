@@ -130,7 +130,11 @@ impl CellUserSummary {
         CellUserSummary {
             slots_served: u.slots_served,
             frame_errors: u.frame_errors,
-            mac_throughput_bps: if active_s > 0.0 { u.bits_delivered as f64 / active_s } else { 0.0 },
+            mac_throughput_bps: if active_s > 0.0 {
+                u.bits_delivered as f64 / active_s
+            } else {
+                0.0
+            },
             mean_sinr_db: u.mean_sinr_db(),
             mean_rate_bps: u.mean_rate_bps(),
             interval_mean_s: mean * slot_s,
@@ -143,16 +147,39 @@ impl CellUserSummary {
 impl LinkSummary {
     /// A link's summary from its model's counters; `checksum_drops` is what the driver
     /// attributed to it (the simulator sees the receivers' checksums, the emulator does not).
-    pub fn of<P: Packet>(name: &'static str, model: &'static str, link: &dyn Link<P>, checksum_drops: u64) -> LinkSummary {
-        let users = link.cell_stats().map(|c| c.users.iter().map(|u| CellUserSummary::new(u, c.slot_duration_s)).collect());
-        LinkSummary { users, ..LinkSummary::new(name, model, link.stats(), checksum_drops) }
+    pub fn of<P: Packet>(
+        name: &'static str,
+        model: &'static str,
+        link: &dyn Link<P>,
+        checksum_drops: u64,
+    ) -> LinkSummary {
+        let users = link.cell_stats().map(|c| {
+            c.users
+                .iter()
+                .map(|u| CellUserSummary::new(u, c.slot_duration_s))
+                .collect()
+        });
+        LinkSummary {
+            users,
+            ..LinkSummary::new(name, model, link.stats(), checksum_drops)
+        }
     }
 
-    fn new(name: &'static str, model: &'static str, s: &LinkStats, checksum_drops: u64) -> LinkSummary {
+    fn new(
+        name: &'static str,
+        model: &'static str,
+        s: &LinkStats,
+        checksum_drops: u64,
+    ) -> LinkSummary {
         let time_in_modulation_s = Modulation::ALL
             .iter()
             .filter(|m| s.slots_per_modulation[m.bits() as usize - 1] > 0)
-            .map(|m| (m.name(), s.slots_per_modulation[m.bits() as usize - 1] as f64 * s.slot_duration_s))
+            .map(|m| {
+                (
+                    m.name(),
+                    s.slots_per_modulation[m.bits() as usize - 1] as f64 * s.slot_duration_s,
+                )
+            })
             .collect();
         LinkSummary {
             name,

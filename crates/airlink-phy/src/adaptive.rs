@@ -214,10 +214,22 @@ impl LocalSwitching {
         odd: OddKModel,
         check_mean_snr_lin: f64,
     ) -> Result<Self, TableError> {
-        let local = LocalSwitching { set: set.to_vec(), rule, nmse, n_symbols, odd, tables: Mutex::default() };
-        let step = Self::step_of(check_mean_snr_lin).ok_or(TableError::InvalidMeanSnr(check_mean_snr_lin))?;
+        let local = LocalSwitching {
+            set: set.to_vec(),
+            rule,
+            nmse,
+            n_symbols,
+            odd,
+            tables: Mutex::default(),
+        };
+        let step = Self::step_of(check_mean_snr_lin)
+            .ok_or(TableError::InvalidMeanSnr(check_mean_snr_lin))?;
         let table = local.build(step)?;
-        local.tables.lock().unwrap_or_else(|e| e.into_inner()).insert(step, Arc::new(table));
+        local
+            .tables
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(step, Arc::new(table));
         Ok(local)
     }
 
@@ -229,21 +241,32 @@ impl LocalSwitching {
     /// The step (index on the [`REFRESH_STEP_DB`] grid) of a mean SNR; `None` if it is not
     /// positive and finite.
     pub fn step_of(mean_snr_lin: f64) -> Option<i64> {
-        (mean_snr_lin > 0.0 && mean_snr_lin.is_finite()).then(|| (10.0 * mean_snr_lin.log10() / REFRESH_STEP_DB).round() as i64)
+        (mean_snr_lin > 0.0 && mean_snr_lin.is_finite())
+            .then(|| (10.0 * mean_snr_lin.log10() / REFRESH_STEP_DB).round() as i64)
     }
 
     /// The table of grid step `step` (see [`Self::step_of`]).
     pub fn table(&self, step: i64) -> Arc<ModulationTable> {
         let mut tables = self.tables.lock().unwrap_or_else(|e| e.into_inner());
         let table = tables.entry(step).or_insert_with(|| {
-            Arc::new(self.build(step).expect("the parameters were checked when the set was made"))
+            Arc::new(
+                self.build(step)
+                    .expect("the parameters were checked when the set was made"),
+            )
         });
         Arc::clone(table)
     }
 
     fn build(&self, step: i64) -> Result<ModulationTable, TableError> {
         let mean = db_to_lin(step as f64 * REFRESH_STEP_DB);
-        ModulationTable::new(&self.set, self.rule, mean, self.nmse, self.n_symbols, self.odd)
+        ModulationTable::new(
+            &self.set,
+            self.rule,
+            mean,
+            self.nmse,
+            self.n_symbols,
+            self.odd,
+        )
     }
 }
 
@@ -802,7 +825,15 @@ mod tests {
 
     #[test]
     fn local_switching_builds_the_table_of_the_nearest_half_db_step() {
-        let local = LocalSwitching::new(&Modulation::ALL, SwitchingRule::MaxThroughput, 0.1, N, G, db_to_lin(16.0)).unwrap();
+        let local = LocalSwitching::new(
+            &Modulation::ALL,
+            SwitchingRule::MaxThroughput,
+            0.1,
+            N,
+            G,
+            db_to_lin(16.0),
+        )
+        .unwrap();
         assert!(local.depends_on_mean());
         assert_eq!(LocalSwitching::step_of(db_to_lin(16.24)), Some(32));
         assert_eq!(LocalSwitching::step_of(db_to_lin(16.26)), Some(33));
@@ -814,12 +845,39 @@ mod tests {
         // 4 dB lower, a predicted 4 dB no longer promises 4-QAM: the low switch moves up.
         let at12 = local.table(24);
         assert!((at12.mean_snr_lin() - db_to_lin(12.0)).abs() < 1e-9);
-        assert!(at12.thresholds_db()[1].1 > 7.0, "{:?}", at12.thresholds_db());
-        assert!(Arc::ptr_eq(&at12, &local.table(24)), "a step's table is built once");
+        assert!(
+            at12.thresholds_db()[1].1 > 7.0,
+            "{:?}",
+            at12.thresholds_db()
+        );
+        assert!(
+            Arc::ptr_eq(&at12, &local.table(24)),
+            "a step's table is built once"
+        );
         // Perfect prediction and the target-BER rule have one table for every mean.
-        let perfect = LocalSwitching::new(&Modulation::ALL, SwitchingRule::MaxThroughput, 0.0, N, G, db_to_lin(16.0)).unwrap();
+        let perfect = LocalSwitching::new(
+            &Modulation::ALL,
+            SwitchingRule::MaxThroughput,
+            0.0,
+            N,
+            G,
+            db_to_lin(16.0),
+        )
+        .unwrap();
         assert!(!perfect.depends_on_mean());
-        assert!(!LocalSwitching::new(&Modulation::ALL, SwitchingRule::TargetBer(1e-3), 0.1, N, G, 1.0).unwrap().depends_on_mean());
-        assert_eq!(LocalSwitching::new(&[], SwitchingRule::MaxThroughput, 0.1, N, G, 1.0).unwrap_err(), TableError::EmptySet);
+        assert!(!LocalSwitching::new(
+            &Modulation::ALL,
+            SwitchingRule::TargetBer(1e-3),
+            0.1,
+            N,
+            G,
+            1.0
+        )
+        .unwrap()
+        .depends_on_mean());
+        assert_eq!(
+            LocalSwitching::new(&[], SwitchingRule::MaxThroughput, 0.1, N, G, 1.0).unwrap_err(),
+            TableError::EmptySet
+        );
     }
 }

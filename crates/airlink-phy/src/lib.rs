@@ -29,7 +29,9 @@ mod inject;
 mod modulation;
 mod special;
 
-pub use adaptive::{expected_goodput, LocalSwitching, ModulationTable, REFRESH_STEP_DB, SwitchingRule, TableError};
+pub use adaptive::{
+    expected_goodput, LocalSwitching, ModulationTable, SwitchingRule, TableError, REFRESH_STEP_DB,
+};
 pub use error_prob::{
     bit_error_prob, bit_error_prob_exact_gray, db_to_lin, frame_error_prob, frame_success_prob,
     lin_to_db, symbol_error_prob,

@@ -3,8 +3,8 @@
 //! whose message names the file, line and column.
 
 use airlink_engine::Instant;
-use airlink_scenario::Scenario;
 use airlink_net::metrics::Column;
+use airlink_scenario::Scenario;
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -20,7 +20,12 @@ use no_emulation::*;
 /// Whether this build can emulate (`airlink._core.EMULATION`).
 const EMULATION: bool = cfg!(all(feature = "emulation", target_os = "linux"));
 
-create_exception!(_core, ScenarioError, PyValueError, "A scenario file or override is invalid.");
+create_exception!(
+    _core,
+    ScenarioError,
+    PyValueError,
+    "A scenario file or override is invalid."
+);
 create_exception!(
     _core,
     Cancelled,
@@ -35,8 +40,11 @@ create_exception!(
 );
 
 fn load(text: &str, source: &str, seed: Option<u64>, overrides: Vec<String>) -> PyResult<Scenario> {
-    let parsed = Scenario::from_toml(text, source).map_err(|e| ScenarioError::new_err(e.to_string()))?;
-    let mut scenario = parsed.with_overrides(&overrides).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let parsed =
+        Scenario::from_toml(text, source).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let mut scenario = parsed
+        .with_overrides(&overrides)
+        .map_err(|e| ScenarioError::new_err(e.to_string()))?;
     if let Some(seed) = seed {
         scenario.seed = seed;
     }
@@ -60,7 +68,13 @@ const SLICE_EVENTS: u64 = 4096;
 /// `is_set()` such as a `threading.Event` (signals reach only the main thread; a sweep's
 /// worker threads are stopped through it). Returns whether the run has finished; a run whose
 /// state went over its `memory_budget` raises `ScenarioError` naming `source`.
-fn run_checked(py: Python<'_>, sim: &mut airlink_sim::Simulation, until: Instant, cancel: Option<&Bound<'_, PyAny>>, source: &str) -> PyResult<bool> {
+fn run_checked(
+    py: Python<'_>,
+    sim: &mut airlink_sim::Simulation,
+    until: Instant,
+    cancel: Option<&Bound<'_, PyAny>>,
+    source: &str,
+) -> PyResult<bool> {
     loop {
         let reached = py.detach(|| {
             let slice_start = std::time::Instant::now();
@@ -93,7 +107,10 @@ fn run_checked(py: Python<'_>, sim: &mut airlink_sim::Simulation, until: Instant
 /// handler's exception (KeyboardInterrupt, SystemExit) sets the flag and is raised once the
 /// work has stopped.
 #[cfg(all(feature = "emulation", target_os = "linux"))]
-fn detach_stoppable<T: Send>(py: Python<'_>, work: impl FnOnce(&std::sync::atomic::AtomicBool) -> T + Send) -> PyResult<T> {
+fn detach_stoppable<T: Send>(
+    py: Python<'_>,
+    work: impl FnOnce(&std::sync::atomic::AtomicBool) -> T + Send,
+) -> PyResult<T> {
     let stop = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
         let worker = scope.spawn(|| work(&stop));
@@ -119,10 +136,17 @@ fn detach_stoppable<T: Send>(py: Python<'_>, work: impl FnOnce(&std::sync::atomi
 
 /// A build error, placed in the scenario file where it can be.
 fn placed(text: &str, source: &str, e: impl std::fmt::Display) -> PyErr {
-    ScenarioError::new_err(airlink_scenario::ScenarioError::placed(source, text, e.to_string()).to_string())
+    ScenarioError::new_err(
+        airlink_scenario::ScenarioError::placed(source, text, e.to_string()).to_string(),
+    )
 }
 
-fn build(s: &Scenario, record: bool, text: &str, source: &str) -> PyResult<airlink_sim::Simulation> {
+fn build(
+    s: &Scenario,
+    record: bool,
+    text: &str,
+    source: &str,
+) -> PyResult<airlink_sim::Simulation> {
     airlink_sim::Simulation::new(s, record).map_err(|e| placed(text, source, e))
 }
 
@@ -138,7 +162,9 @@ struct Simulation {
 
 impl Simulation {
     fn sim(&mut self) -> &mut airlink_sim::Simulation {
-        self.sim.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.sim
+            .get_mut()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -146,12 +172,22 @@ impl Simulation {
 impl Simulation {
     #[new]
     #[pyo3(signature = (text, source, seed=None, overrides=Vec::new(), record=true))]
-    fn new(text: &str, source: &str, seed: Option<u64>, overrides: Vec<String>, record: bool) -> PyResult<Self> {
+    fn new(
+        text: &str,
+        source: &str,
+        seed: Option<u64>,
+        overrides: Vec<String>,
+        record: bool,
+    ) -> PyResult<Self> {
         let scenario = load(text, source, seed, overrides)?;
         let mut sim = build(&scenario, record, text, source)?;
         // `run_until` pauses when the series hold this many rows; the runner drains them then.
         sim.drain_every(DRAIN_ROWS);
-        Ok(Simulation { sim: Mutex::new(sim), scenario, source: source.to_owned() })
+        Ok(Simulation {
+            sim: Mutex::new(sim),
+            scenario,
+            source: source.to_owned(),
+        })
     }
 
     /// The run seed.
@@ -187,7 +223,12 @@ impl Simulation {
     /// `DRAIN_ROWS` rows: drain them and call again.
     /// Signals are handled every 50 ms of wall time meanwhile (see `run_checked`).
     #[pyo3(signature = (t_ns, cancel=None))]
-    fn run_until(&mut self, py: Python<'_>, t_ns: u64, cancel: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+    fn run_until(
+        &mut self,
+        py: Python<'_>,
+        t_ns: u64,
+        cancel: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
         let source = self.source.clone();
         run_checked(py, self.sim(), Instant::from_nanos(t_ns), cancel, &source)
     }
@@ -236,10 +277,18 @@ fn check_scenario(text: &str, source: &str, overrides: Vec<String>) -> PyResult<
 /// the preset's values with the scenario's over them.
 #[pyfunction]
 #[pyo3(signature = (text, source, overrides=Vec::new()))]
-fn transport_parameters(text: &str, source: &str, overrides: Vec<String>) -> PyResult<Vec<(usize, Vec<(String, String)>)>> {
+fn transport_parameters(
+    text: &str,
+    source: &str,
+    overrides: Vec<String>,
+) -> PyResult<Vec<(usize, Vec<(String, String)>)>> {
     let scenario = load(text, source, None, overrides)?;
-    let rows = airlink_net::build::transport_parameters(&scenario).map_err(|e| placed(text, source, e))?;
-    Ok(rows.into_iter().map(|(i, kv)| (i, kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())).collect())
+    let rows =
+        airlink_net::build::transport_parameters(&scenario).map_err(|e| placed(text, source, e))?;
+    Ok(rows
+        .into_iter()
+        .map(|(i, kv)| (i, kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()))
+        .collect())
 }
 
 /// Every scenario key with what it accepts, its default and its documentation, as JSON.
@@ -271,7 +320,12 @@ fn bench_event_queue(py: Python<'_>, population: u64, n: u64) -> u64 {
         }
         for _ in 0..n {
             let (k, e) = q.pop().expect("population is positive");
-            q.push(k.time + Duration::from_nanos(rng.below(1_000_000)), 0, k.source, e);
+            q.push(
+                k.time + Duration::from_nanos(rng.below(1_000_000)),
+                0,
+                k.source,
+                e,
+            );
         }
         n
     })
@@ -284,7 +338,10 @@ fn dumbbell_scenario(bottleneck_bps: u64, flows: u32, seconds: u32, rtt_ms: u32)
 }
 
 /// Drained metrics tables as {table: {column: list}}.
-fn tables_to_dict<'py>(py: Python<'py>, tables: Vec<(&'static str, airlink_net::metrics::Table)>) -> PyResult<Bound<'py, PyDict>> {
+fn tables_to_dict<'py>(
+    py: Python<'py>,
+    tables: Vec<(&'static str, airlink_net::metrics::Table)>,
+) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     for (name, table) in tables {
         let cols = PyDict::new(py);
@@ -343,14 +400,27 @@ impl Emulation {
         gateway: Option<(String, String)>,
     ) -> PyResult<Self> {
         let scenario = load(text, source, seed, overrides)?;
-        let opts = airlink_emu::EmuOptions { pcap_dir, snaplen, realtime, guard_ns: guard_us * 1000, mlock, max_in_flight_bytes };
+        let opts = airlink_emu::EmuOptions {
+            pcap_dir,
+            snaplen,
+            realtime,
+            guard_ns: guard_us * 1000,
+            mlock,
+            max_in_flight_bytes,
+        };
         let _ = py;
         let emu = match &gateway {
-            Some((client_side, server_side)) => airlink_emu::Emulation::start_gateway(&scenario, &opts, client_side, server_side),
+            Some((client_side, server_side)) => {
+                airlink_emu::Emulation::start_gateway(&scenario, &opts, client_side, server_side)
+            }
             None => airlink_emu::Emulation::start(&scenario, &opts),
         }
         .map_err(emu_err)?;
-        Ok(Emulation { emu, scenario, children: Default::default() })
+        Ok(Emulation {
+            emu,
+            scenario,
+            children: Default::default(),
+        })
     }
 
     #[getter]
@@ -414,13 +484,24 @@ impl Emulation {
         let role = match side {
             "client" => airlink_emu::Role::Client,
             "server" => airlink_emu::Role::Server,
-            other => return Err(PyValueError::new_err(format!("unknown side {other:?}: expected \"client\" or \"server\""))),
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown side {other:?}: expected \"client\" or \"server\""
+                )))
+            }
         };
         let open = |p: Option<std::path::PathBuf>| -> PyResult<Option<std::fs::File>> {
-            p.map(|p| std::fs::File::create(&p).map_err(|e| EmulationError::new_err(format!("cannot write {}: {e}", p.display()))))
-                .transpose()
+            p.map(|p| {
+                std::fs::File::create(&p).map_err(|e| {
+                    EmulationError::new_err(format!("cannot write {}: {e}", p.display()))
+                })
+            })
+            .transpose()
         };
-        let child = self.emu.spawn(role, command, open(stdout)?, open(stderr)?, !interactive).map_err(emu_err)?;
+        let child = self
+            .emu
+            .spawn(role, command, open(stdout)?, open(stderr)?, !interactive)
+            .map_err(emu_err)?;
         let id = child.id();
         self.children.insert(id, child);
         Ok(id)
@@ -429,7 +510,10 @@ impl Emulation {
     /// The exit code of a spawned command (negative: killed by that signal), or None while it runs.
     fn poll(&mut self, handle: u32) -> PyResult<Option<i32>> {
         use std::os::unix::process::ExitStatusExt;
-        let child = self.children.get_mut(&handle).ok_or_else(|| PyValueError::new_err(format!("no command {handle}")))?;
+        let child = self
+            .children
+            .get_mut(&handle)
+            .ok_or_else(|| PyValueError::new_err(format!("no command {handle}")))?;
         Ok(child
             .try_wait()
             .map_err(|e| EmulationError::new_err(format!("waitpid: {e}")))?
@@ -488,15 +572,27 @@ impl Emulation {
 fn timing_method(method: &str) -> PyResult<airlink_emu::timing::Method> {
     use airlink_emu::timing;
     timing::Method::parse(method).ok_or_else(|| {
-        let names: Vec<String> = timing::Method::ALL.iter().map(|m| serde_json::to_string(m).unwrap()).collect();
-        PyValueError::new_err(format!("unknown method {method:?}: expected one of {}", names.join(", ")))
+        let names: Vec<String> = timing::Method::ALL
+            .iter()
+            .map(|m| serde_json::to_string(m).unwrap())
+            .collect();
+        PyValueError::new_err(format!(
+            "unknown method {method:?}: expected one of {}",
+            names.join(", ")
+        ))
     })
 }
 
 /// Measures `method` over `series` (ns) on a thread of its own (SCHED_FIFO when `realtime`
 /// and permitted); its statistics as JSON, with each request's actual duration when `with_actual`.
 #[cfg(all(feature = "emulation", target_os = "linux"))]
-fn timing_run(py: Python<'_>, m: airlink_emu::timing::Method, series: Vec<u64>, realtime: bool, with_actual: bool) -> String {
+fn timing_run(
+    py: Python<'_>,
+    m: airlink_emu::timing::Method,
+    series: Vec<u64>,
+    realtime: bool,
+    with_actual: bool,
+) -> String {
     use airlink_emu::timing;
     let ((stats, actual), rt) = py.detach(move || {
         std::thread::spawn(move || {
@@ -525,9 +621,23 @@ fn gateway_restore(iface: &str) -> Vec<String> {
 #[cfg(all(feature = "emulation", target_os = "linux"))]
 #[pyfunction]
 #[pyo3(signature = (method, requests=1000, min_ms=1.0, max_ms=100.0, seed=1, realtime=true))]
-fn timing_measure(py: Python<'_>, method: &str, requests: usize, min_ms: f64, max_ms: f64, seed: u64, realtime: bool) -> PyResult<String> {
+fn timing_measure(
+    py: Python<'_>,
+    method: &str,
+    requests: usize,
+    min_ms: f64,
+    max_ms: f64,
+    seed: u64,
+    realtime: bool,
+) -> PyResult<String> {
     let m = timing_method(method)?;
-    Ok(timing_run(py, m, airlink_emu::timing::request_series(requests, min_ms, max_ms, seed), realtime, false))
+    Ok(timing_run(
+        py,
+        m,
+        airlink_emu::timing::request_series(requests, min_ms, max_ms, seed),
+        realtime,
+        false,
+    ))
 }
 
 /// Measures one way of waiting over the given requests (ns); its statistics and each request's
@@ -535,7 +645,12 @@ fn timing_measure(py: Python<'_>, method: &str, requests: usize, min_ms: f64, ma
 #[cfg(all(feature = "emulation", target_os = "linux"))]
 #[pyfunction]
 #[pyo3(signature = (method, requests_ns, realtime=true))]
-fn timing_measure_series(py: Python<'_>, method: &str, requests_ns: Vec<u64>, realtime: bool) -> PyResult<String> {
+fn timing_measure_series(
+    py: Python<'_>,
+    method: &str,
+    requests_ns: Vec<u64>,
+    realtime: bool,
+) -> PyResult<String> {
     let m = timing_method(method)?;
     Ok(timing_run(py, m, requests_ns, realtime, true))
 }
@@ -558,8 +673,13 @@ fn timing_model(requests_ns: Vec<u64>) -> String {
         .iter()
         .map(|&t| {
             let actual = timing::model_series(t, &requests_ns);
-            let method = if t.slack { timing::Method::SleepWithSlack } else { timing::Method::SelectRelative };
-            let mut v = serde_json::to_value(timing::stats(method, &requests_ns, &actual, 0.0)).expect("serialises");
+            let method = if t.slack {
+                timing::Method::SleepWithSlack
+            } else {
+                timing::Method::SelectRelative
+            };
+            let mut v = serde_json::to_value(timing::stats(method, &requests_ns, &actual, 0.0))
+                .expect("serialises");
             v["name"] = t.name.into();
             v["jiffy_ns"] = t.jiffy_ns.into();
             v["slack"] = t.slack.into();
@@ -581,18 +701,26 @@ fn doctor(py: Python<'_>) -> String {
 /// scenario parser's message otherwise.
 #[pyfunction]
 fn parse_rate(text: &str) -> PyResult<u64> {
-    text.parse::<airlink_scenario::units::Rate>().map(|r| r.0).map_err(PyValueError::new_err)
+    text.parse::<airlink_scenario::units::Rate>()
+        .map(|r| r.0)
+        .map_err(PyValueError::new_err)
 }
 
 #[cfg(all(feature = "emulation", target_os = "linux"))]
 fn socket_addr(what: &str, text: &str) -> PyResult<std::net::SocketAddrV4> {
-    text.parse().map_err(|_| PyValueError::new_err(format!("{what} {text:?}: expected an IPv4 address and port, e.g. 10.77.0.2:5201")))
+    text.parse().map_err(|_| {
+        PyValueError::new_err(format!(
+            "{what} {text:?}: expected an IPv4 address and port, e.g. 10.77.0.2:5201"
+        ))
+    })
 }
 
 #[cfg(all(feature = "emulation", target_os = "linux"))]
 fn duration_ns(what: &str, seconds: f64) -> PyResult<u64> {
     if !(seconds.is_finite() && seconds > 0.0 && seconds < 1e6) {
-        return Err(PyValueError::new_err(format!("{what} {seconds} s: must be a positive number of seconds")));
+        return Err(PyValueError::new_err(format!(
+            "{what} {seconds} s: must be a positive number of seconds"
+        )));
     }
     Ok((seconds * 1e9) as u64)
 }
@@ -603,7 +731,15 @@ fn duration_ns(what: &str, seconds: f64) -> PyResult<u64> {
 #[cfg(all(feature = "emulation", target_os = "linux"))]
 #[pyfunction]
 #[pyo3(signature = (to, size=72, rate_bps=0, seconds=1.0, batch=64, gso=true))]
-fn udpgen_send(py: Python<'_>, to: &str, size: usize, rate_bps: u64, seconds: f64, batch: usize, gso: bool) -> PyResult<String> {
+fn udpgen_send(
+    py: Python<'_>,
+    to: &str,
+    size: usize,
+    rate_bps: u64,
+    seconds: f64,
+    batch: usize,
+    gso: bool,
+) -> PyResult<String> {
     use airlink_emu::udpgen;
     let cfg = udpgen::SendConfig {
         to: socket_addr("destination", to)?,
@@ -614,7 +750,8 @@ fn udpgen_send(py: Python<'_>, to: &str, size: usize, rate_bps: u64, seconds: f6
         gso,
     };
     cfg.validate().map_err(PyValueError::new_err)?;
-    let r = detach_stoppable(py, |stop| udpgen::send(&cfg, stop))?.map_err(EmulationError::new_err)?;
+    let r =
+        detach_stoppable(py, |stop| udpgen::send(&cfg, stop))?.map_err(EmulationError::new_err)?;
     Ok(serde_json::to_string(&r).expect("serialises"))
 }
 
@@ -624,9 +761,20 @@ fn udpgen_send(py: Python<'_>, to: &str, size: usize, rate_bps: u64, seconds: f6
 #[cfg(all(feature = "emulation", target_os = "linux"))]
 #[pyfunction]
 #[pyo3(signature = (bind, seconds=10.0, idle=1.0, batch=64, ready=None))]
-fn udpgen_recv(py: Python<'_>, bind: &str, seconds: f64, idle: f64, batch: usize, ready: Option<std::path::PathBuf>) -> PyResult<String> {
+fn udpgen_recv(
+    py: Python<'_>,
+    bind: &str,
+    seconds: f64,
+    idle: f64,
+    batch: usize,
+    ready: Option<std::path::PathBuf>,
+) -> PyResult<String> {
     use airlink_emu::udpgen;
-    let idle_ns = if idle == 0.0 { 0 } else { duration_ns("idle timeout", idle)? };
+    let idle_ns = if idle == 0.0 {
+        0
+    } else {
+        duration_ns("idle timeout", idle)?
+    };
     let cfg = udpgen::RecvConfig {
         bind: socket_addr("bind address", bind)?,
         duration_ns: duration_ns("duration", seconds)?,
@@ -635,7 +783,8 @@ fn udpgen_recv(py: Python<'_>, bind: &str, seconds: f64, idle: f64, batch: usize
         ready,
     };
     cfg.validate().map_err(PyValueError::new_err)?;
-    let r = detach_stoppable(py, |stop| udpgen::recv(&cfg, stop))?.map_err(EmulationError::new_err)?;
+    let r =
+        detach_stoppable(py, |stop| udpgen::recv(&cfg, stop))?.map_err(EmulationError::new_err)?;
     Ok(serde_json::to_string(&r).expect("serialises"))
 }
 

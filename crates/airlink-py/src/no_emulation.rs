@@ -50,4 +50,12 @@ macro_rules! refusing {
     )*};
 }
 
-refusing!(gateway_restore, timing_measure, timing_measure_series, timing_whole_ms_series, timing_model, udpgen_send, udpgen_recv);
+refusing!(
+    gateway_restore,
+    timing_measure,
+    timing_measure_series,
+    timing_whole_ms_series,
+    timing_model,
+    udpgen_send,
+    udpgen_recv
+);

@@ -13,9 +13,9 @@ mod schema;
 pub mod topology;
 pub mod units;
 
-pub use schema::*;
 use airlink_engine::Duration;
 use airlink_transport::dccp::{DccpConfig, DccpPacket};
+pub use schema::*;
 use std::fmt;
 
 /// Bounds that keep every run finite in time and memory; each is far beyond the studies'.
@@ -43,7 +43,13 @@ const MAX_CHANNEL_WORK: f64 = 1e8;
 type Invalid = (Vec<String>, String);
 
 /// `value` within [lo, hi] (durations), else an error at `path`.
-fn within(path: Vec<String>, value: Duration, lo: Duration, hi: Duration, what: &str) -> Result<(), Invalid> {
+fn within(
+    path: Vec<String>,
+    value: Duration,
+    lo: Duration,
+    hi: Duration,
+    what: &str,
+) -> Result<(), Invalid> {
     if value < lo || value > hi {
         return Err((path, format!("{value}: expected {what} from {lo} to {hi}")));
     }
@@ -60,7 +66,10 @@ fn count(path: Vec<String>, value: u32, lo: u32, hi: u32, what: &str) -> Result<
 
 fn check_rate(rate: units::Rate) -> Result<(), String> {
     if rate.0 > MAX_RATE {
-        return Err(format!("{rate}: expected at most {}", units::Rate(MAX_RATE)));
+        return Err(format!(
+            "{rate}: expected at most {}",
+            units::Rate(MAX_RATE)
+        ));
     }
     Ok(())
 }
@@ -84,7 +93,9 @@ fn check_queue(q: &units::QueueLimit, min_packet: u64) -> Result<(), String> {
 /// A scenario's name names its results folder (`results/<name>-seed<N>`), so it must be one
 /// plain folder name: no separators, no NUL or control characters, no leading dot.
 fn check_name(name: &str) -> Result<(), String> {
-    let bad = name.chars().find(|c| matches!(c, '/' | '\\') || c.is_control());
+    let bad = name
+        .chars()
+        .find(|c| matches!(c, '/' | '\\') || c.is_control());
     if let Some(c) = bad {
         return Err(format!(
             "{name:?} has the character {c:?}: a name becomes a results folder's name, so expected no '/', '\\' or control characters"
@@ -115,11 +126,21 @@ fn is_bidi_control(c: char) -> bool {
 fn slug(stem: &str) -> String {
     let s: String = stem
         .chars()
-        .map(|c| if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' })
+        .map(|c| {
+            if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
         .take(100)
         .collect();
     let s = s.trim_start_matches('.');
-    if s.is_empty() { "scenario".into() } else { s.into() }
+    if s.is_empty() {
+        "scenario".into()
+    } else {
+        s.into()
+    }
 }
 
 /// The deserializer's messages in a scenario writer's terms rather than Rust's type names.
@@ -128,7 +149,10 @@ fn user_terms(message: &str) -> String {
     for (rust, user) in [
         ("expected u8", "expected a whole number from 0 to 255"),
         ("expected u16", "expected a whole number from 0 to 65535"),
-        ("expected u32", "expected a whole number from 0 to 4294967295"),
+        (
+            "expected u32",
+            "expected a whole number from 0 to 4294967295",
+        ),
         ("expected u64", "expected a whole number"),
         ("expected usize", "expected a whole number"),
         ("expected i64", "expected a whole number"),
@@ -144,7 +168,9 @@ fn user_terms(message: &str) -> String {
     }
     // `expected struct PipeConfig` and the like: every struct is a table of the file.
     while let Some(at) = m.find("struct ") {
-        let end = m[at + 7..].find(|c: char| !c.is_alphanumeric()).map_or(m.len(), |e| at + 7 + e);
+        let end = m[at + 7..]
+            .find(|c: char| !c.is_alphanumeric())
+            .map_or(m.len(), |e| at + 7 + e);
         m.replace_range(at..end, "a table");
     }
     m
@@ -171,7 +197,11 @@ impl fmt::Display for ScenarioError {
             _ => write!(f, "{}: {}", self.source, self.message)?,
         }
         if let (Some(snippet), Some(c)) = (&self.snippet, self.column) {
-            write!(f, "\n    {snippet}\n    {}^", " ".repeat(c.saturating_sub(1)))?;
+            write!(
+                f,
+                "\n    {snippet}\n    {}^",
+                " ".repeat(c.saturating_sub(1))
+            )?;
         }
         Ok(())
     }
@@ -194,9 +224,21 @@ impl ScenarioError {
             Some(span) => {
                 let (line, column) = line_col(text, span.start);
                 let snippet = text.lines().nth(line - 1).map(str::to_owned);
-                ScenarioError { source: source.into(), line: Some(line), column: Some(column), message, snippet }
+                ScenarioError {
+                    source: source.into(),
+                    line: Some(line),
+                    column: Some(column),
+                    message,
+                    snippet,
+                }
             }
-            None => ScenarioError { source: source.into(), line: None, column: None, message, snippet: None },
+            None => ScenarioError {
+                source: source.into(),
+                line: None,
+                column: None,
+                message,
+                snippet: None,
+            },
         }
     }
 }
@@ -206,13 +248,20 @@ impl ScenarioError {
     /// ..."), placed at the key or the flow's table it starts with when the file has it.
     pub fn placed(source: &str, text: &str, message: String) -> Self {
         let head = message.split(": ").next().unwrap_or("");
-        let path: Option<Vec<String>> = if let Some(i) = head.strip_prefix("flow ").and_then(|i| i.parse::<usize>().ok()) {
+        let path: Option<Vec<String>> = if let Some(i) = head
+            .strip_prefix("flow ")
+            .and_then(|i| i.parse::<usize>().ok())
+        {
             // A copy's problems are its table's; a key the table leaves out points at its header.
             let mut parsed: Option<Scenario> = toml::from_str(text).ok();
             let tables = parsed.as_mut().and_then(|s| s.expand_copies().ok());
             let table = tables.and_then(|t| t.get(i).copied()).unwrap_or(i);
             Some(vec!["flow".into(), table.to_string(), "protocol".into()])
-        } else if !head.is_empty() && head.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')) {
+        } else if !head.is_empty()
+            && head
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        {
             Some(head.split('.').map(str::to_owned).collect())
         } else {
             None
@@ -226,8 +275,9 @@ impl Scenario {
     /// Parses and validates a scenario. `source` names the file in error messages; a missing
     /// `name` is taken from it.
     pub fn from_toml(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
-        let mut scenario: Scenario = toml::from_str(text)
-            .map_err(|e| ScenarioError::at(source, text, e.span(), user_terms(e.message().trim())))?;
+        let mut scenario: Scenario = toml::from_str(text).map_err(|e| {
+            ScenarioError::at(source, text, e.span(), user_terms(e.message().trim()))
+        })?;
         // A trace file is named relative to the scenario file, so scenarios travel with their
         // traces; the resolved scenario keeps the path it was found at.
         if let Some(dir) = std::path::Path::new(source).parent() {
@@ -246,15 +296,25 @@ impl Scenario {
             }
         }
         if scenario.name.is_empty() {
-            let stem = std::path::Path::new(source).file_stem().map(|s| s.to_string_lossy().into_owned());
+            let stem = std::path::Path::new(source)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned());
             scenario.name = slug(stem.as_deref().unwrap_or(""));
         }
         let tables = scenario.expand_copies().map_err(|(path, message)| {
-            ScenarioError::at(source, text, find_key_span(text, &path), format!("{}: {message}", path.join(".")))
+            ScenarioError::at(
+                source,
+                text,
+                find_key_span(text, &path),
+                format!("{}: {message}", path.join(".")),
+            )
         })?;
         scenario.validate().map_err(|(mut path, message)| {
             // A copy's errors are its table's.
-            if let (Some("flow"), Some(i)) = (path.first().map(String::as_str), path.get(1).and_then(|i| i.parse::<usize>().ok())) {
+            if let (Some("flow"), Some(i)) = (
+                path.first().map(String::as_str),
+                path.get(1).and_then(|i| i.parse::<usize>().ok()),
+            ) {
                 if let Some(table) = tables.get(i) {
                     path[1] = table.to_string();
                 }
@@ -273,7 +333,9 @@ impl Scenario {
             return Ok(self.clone());
         }
         self.apply_overrides(overrides).map_err(|message| {
-            let culprit = overrides.iter().find(|o| self.apply_overrides(std::slice::from_ref(o)).is_err());
+            let culprit = overrides
+                .iter()
+                .find(|o| self.apply_overrides(std::slice::from_ref(o)).is_err());
             let source = match culprit {
                 Some(item) => format!("--set {item}"),
                 None => format!("--set {}", overrides.join(" --set ")),
@@ -291,27 +353,41 @@ impl Scenario {
             set_path(&mut doc, key.trim(), parse_override_value(value.trim()))?;
         }
         let text = toml::to_string(&doc).expect("a table always serialises");
-        let mut scenario: Scenario = toml::from_str(&text).map_err(|e| user_terms(e.message().trim()))?;
+        let mut scenario: Scenario =
+            toml::from_str(&text).map_err(|e| user_terms(e.message().trim()))?;
         // `flow.N.copies=K` on a copy re-expands the table it came from: its other copies
         // give way to K copies of flow N (with flow N's other overrides). The flows keep
         // their places unless the whole list was replaced (`flow=[...]`), which is expanded
         // as the file's tables are.
-        let whole_list = overrides.iter().any(|o| o.split_once('=').is_some_and(|(k, _)| k.trim() == "flow"));
+        let whole_list = overrides
+            .iter()
+            .any(|o| o.split_once('=').is_some_and(|(k, _)| k.trim() == "flow"));
         if !whole_list && scenario.flow.len() == self.flow.len() {
             for (f, before) in scenario.flow.iter_mut().zip(&self.flow) {
                 f.copy_of = before.copy_of.clone();
             }
-            let regrown: Vec<usize> = scenario.flow.iter().filter(|f| f.copies.is_some()).filter_map(|f| f.copy_of.as_ref().map(|c| c.0)).collect();
+            let regrown: Vec<usize> = scenario
+                .flow
+                .iter()
+                .filter(|f| f.copies.is_some())
+                .filter_map(|f| f.copy_of.as_ref().map(|c| c.0))
+                .collect();
             let mut seen = std::collections::HashSet::new();
             for t in &regrown {
                 if !seen.insert(*t) {
                     return Err(format!("two copies of flow table {t} set `copies`: expected one (it stands for the whole table)"));
                 }
             }
-            scenario.flow.retain(|f| f.copies.is_some() || !f.copy_of.as_ref().is_some_and(|c| regrown.contains(&c.0)));
+            scenario.flow.retain(|f| {
+                f.copies.is_some() || !f.copy_of.as_ref().is_some_and(|c| regrown.contains(&c.0))
+            });
         }
-        scenario.expand_copies().map_err(|(path, message)| format!("{}: {message}", path.join(".")))?;
-        scenario.validate().map_err(|(path, message)| format!("{}: {message}", path.join(".")))?;
+        scenario
+            .expand_copies()
+            .map_err(|(path, message)| format!("{}: {message}", path.join(".")))?;
+        scenario
+            .validate()
+            .map_err(|(path, message)| format!("{}: {message}", path.join(".")))?;
         Ok(scenario)
     }
 
@@ -325,19 +401,44 @@ impl Scenario {
     fn validate(&self) -> Result<(), (Vec<String>, String)> {
         let p = |parts: &[&str]| parts.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         if self.flow.is_empty() {
-            return Err((p(&["flow"]), "a scenario needs at least one [[flow]]".into()));
+            return Err((
+                p(&["flow"]),
+                "a scenario needs at least one [[flow]]".into(),
+            ));
         }
         check_name(&self.name).map_err(|m| (p(&["name"]), m))?;
         let min_packet = self.smallest_packet();
         if self.flow.len() > MAX_FLOWS {
-            return Err((p(&["flow"]), format!("{} flows: expected at most {MAX_FLOWS}", self.flow.len())));
+            return Err((
+                p(&["flow"]),
+                format!("{} flows: expected at most {MAX_FLOWS}", self.flow.len()),
+            ));
         }
-        within(p(&["stop"]), self.stop.0, Duration::from_nanos(1), MAX_STOP, "the stop time")?;
+        within(
+            p(&["stop"]),
+            self.stop.0,
+            Duration::from_nanos(1),
+            MAX_STOP,
+            "the stop time",
+        )?;
         if !self.sample_interval.0.is_zero() {
-            within(p(&["sample_interval"]), self.sample_interval.0, MIN_INTERVAL, MAX_STOP, "a sample interval (or 0 s: no series)")?;
+            within(
+                p(&["sample_interval"]),
+                self.sample_interval.0,
+                MIN_INTERVAL,
+                MAX_STOP,
+                "a sample interval (or 0 s: no series)",
+            )?;
         }
         if self.memory_budget.0 < MIN_MEMORY_BUDGET {
-            return Err((p(&["memory_budget"]), format!("{}: expected at least {}", self.memory_budget, units::DataSize(MIN_MEMORY_BUDGET))));
+            return Err((
+                p(&["memory_budget"]),
+                format!(
+                    "{}: expected at least {}",
+                    self.memory_budget,
+                    units::DataSize(MIN_MEMORY_BUDGET)
+                ),
+            ));
         }
         if matches!(self.uplink, Some(LinkModel::Cell(_))) {
             return Err((p(&["uplink", "cell"]), "a cell is a base station's downlink: expected it on the downlink; its users' uplinks are `uplink`".into()));
@@ -346,10 +447,12 @@ impl Scenario {
             return Err((p(&["downlink"]), "expected a [downlink.MODEL] table (with the shorthand), or [host.NAME] and [link.NAME] tables".into()));
         }
         if let Some(w) = &self.wired {
-            w.validate(min_packet).map_err(|(key, m)| (p(&["wired", key]), m))?;
+            w.validate(min_packet)
+                .map_err(|(key, m)| (p(&["wired", key]), m))?;
         }
         if let Some(a) = &self.access {
-            a.validate(min_packet).map_err(|(key, m)| (p(&["access", key]), m))?;
+            a.validate(min_packet)
+                .map_err(|(key, m)| (p(&["access", key]), m))?;
         }
         let mut models: Vec<(Vec<&str>, LinkModel)> = Vec::new();
         models.extend(self.downlink.clone().map(|m| (vec!["downlink"], m)));
@@ -365,10 +468,16 @@ impl Scenario {
         let e = &self.emulation;
         let at = |k: &str| p(&["emulation", k]);
         if !(68..=65535).contains(&e.mtu) {
-            return Err((at("mtu"), format!("{} is not a usable MTU: expected 68 to 65535", e.mtu)));
+            return Err((
+                at("mtu"),
+                format!("{} is not a usable MTU: expected 68 to 65535", e.mtu),
+            ));
         }
         if e.offloads {
-            return Err((at("offloads"), "offloads are not supported by the TUN datapath: expected false".into()));
+            return Err((
+                at("offloads"),
+                "offloads are not supported by the TUN datapath: expected false".into(),
+            ));
         }
         if let Some(c) = &e.congestion {
             if c.is_empty() || !c.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_') {
@@ -376,20 +485,35 @@ impl Scenario {
             }
         }
         for (k, v) in &e.sysctl {
-            let well_formed = k.starts_with("net.") && k.split('.').all(|part| !part.is_empty() && part.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-'));
+            let well_formed = k.starts_with("net.")
+                && k.split('.').all(|part| {
+                    !part.is_empty()
+                        && part
+                            .chars()
+                            .all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-')
+                });
             if !well_formed {
                 return Err((at("sysctl"), format!("`{k}` is not a per-namespace sysctl: expected a key under net., like net.ipv4.tcp_timestamps")));
             }
             if v.contains('\n') {
-                return Err((at("sysctl"), format!("the value of `{k}` has a line break: expected one line")));
+                return Err((
+                    at("sysctl"),
+                    format!("the value of `{k}` has a line break: expected one line"),
+                ));
             }
         }
         for (i, f) in self.flow.iter().enumerate() {
             if let Some(name) = &f.name {
                 let at = vec!["flow".to_string(), i.to_string(), "name".to_string()];
                 check_name(name).map_err(|m| (at.clone(), m))?;
-                if let Some(j) = self.flow[..i].iter().position(|g| g.name.as_ref() == Some(name)) {
-                    return Err((at, format!("flow {j} is named \"{name}\" already: expected a name of its own")));
+                if let Some(j) = self.flow[..i]
+                    .iter()
+                    .position(|g| g.name.as_ref() == Some(name))
+                {
+                    return Err((
+                        at,
+                        format!("flow {j} is named \"{name}\" already: expected a name of its own"),
+                    ));
                 }
             }
             if let Some(port) = f.port {
@@ -398,7 +522,10 @@ impl Scenario {
                     return Err((at, "expected a port from 1 to 65535".into()));
                 }
                 if let Some(j) = self.flow[..i].iter().position(|g| g.port == Some(port)) {
-                    return Err((at, format!("flow {j} has port {port} already: a port picks one flow's path")));
+                    return Err((
+                        at,
+                        format!("flow {j} has port {port} already: a port picks one flow's path"),
+                    ));
                 }
             }
             f.validate(self).map_err(|(mut path, message)| {
@@ -412,7 +539,9 @@ impl Scenario {
             for (i, (down, up)) in topology.paths.iter().enumerate() {
                 // A path with neither a rate nor a delay would run every packet at one instant.
                 let rated = down.iter().any(|&l| topology.links[l].model.rated());
-                let delays = down.iter().chain(up).fold(Duration::ZERO, |sum, &l| sum + topology.links[l].model.delay());
+                let delays = down.iter().chain(up).fold(Duration::ZERO, |sum, &l| {
+                    sum + topology.links[l].model.delay()
+                });
                 if !rated && delays < MIN_INTERVAL {
                     return Err((
                         p(&["flow", &i.to_string(), "path"]),
@@ -420,13 +549,21 @@ impl Scenario {
                     ));
                 }
                 if !rated && self.flow[i].sends_without_bound() {
-                    return Err((p(&["flow", &i.to_string(), "protocol"]), UNBOUNDED_DCCP.replace("LINKS", "a link on the flow's `path`")));
+                    return Err((
+                        p(&["flow", &i.to_string(), "protocol"]),
+                        UNBOUNDED_DCCP.replace("LINKS", "a link on the flow's `path`"),
+                    ));
                 }
             }
             return Ok(());
         }
         for (i, f) in self.flow.iter().enumerate() {
-            for (k, v) in [("server", f.server.is_some()), ("client", f.client.is_some()), ("path", f.path.is_some()), ("return_path", f.return_path.is_some())] {
+            for (k, v) in [
+                ("server", f.server.is_some()),
+                ("client", f.client.is_some()),
+                ("path", f.path.is_some()),
+                ("return_path", f.return_path.is_some()),
+            ] {
                 if v {
                     return Err((p(&["flow", &i.to_string(), k]), format!("`{k}` applies only to scenarios with [host] and [link] tables; this one uses the shorthand")));
                 }
@@ -444,8 +581,16 @@ impl Scenario {
                 format!("the path has no rate anywhere (wired, access or downlink) and a round trip below {MIN_INTERVAL}: expected a `rate` on the downlink pipe or a delay"),
             ));
         }
-        if let Some(i) = self.flow.iter().position(|f| f.sends_without_bound()).filter(|_| !down_rated) {
-            return Err((p(&["flow", &i.to_string(), "protocol"]), UNBOUNDED_DCCP.replace("LINKS", "[downlink.pipe] (or [wired] or [access])")));
+        if let Some(i) = self
+            .flow
+            .iter()
+            .position(|f| f.sends_without_bound())
+            .filter(|_| !down_rated)
+        {
+            return Err((
+                p(&["flow", &i.to_string(), "protocol"]),
+                UNBOUNDED_DCCP.replace("LINKS", "[downlink.pipe] (or [wired] or [access])"),
+            ));
         }
         Ok(())
     }
@@ -471,16 +616,35 @@ impl Scenario {
             let c = &self.change[i];
             let at = |k: &str| vec!["change".to_string(), i.to_string(), k.to_string()];
             if c.at.0 > self.stop.0 {
-                return Err((at("at"), format!("{} is after the scenario's stop ({}): expected a time before it", c.at.0, self.stop.0)));
+                return Err((
+                    at("at"),
+                    format!(
+                        "{} is after the scenario's stop ({}): expected a time before it",
+                        c.at.0, self.stop.0
+                    ),
+                ));
             }
             match (&c.link, &c.flow) {
                 (Some(name), None) => {
                     let Some(link) = topology.links.iter().find(|l| &l.name == name) else {
-                        let names: Vec<String> = topology.links.iter().map(|l| format!("\"{}\"", l.name)).collect();
-                        return Err((at("link"), format!("no link named \"{name}\": expected one of {}", names.join(", "))));
+                        let names: Vec<String> = topology
+                            .links
+                            .iter()
+                            .map(|l| format!("\"{}\"", l.name))
+                            .collect();
+                        return Err((
+                            at("link"),
+                            format!(
+                                "no link named \"{name}\": expected one of {}",
+                                names.join(", ")
+                            ),
+                        ));
                     };
                     if c.path.is_some() || c.return_path.is_some() {
-                        return Err((at("path"), "a path belongs to a flow: expected `flow` instead of `link`".into()));
+                        return Err((
+                            at("path"),
+                            "a path belongs to a flow: expected `flow` instead of `link`".into(),
+                        ));
                     }
                     match (&c.set, c.state) {
                         (Some(set), None) => {
@@ -528,7 +692,10 @@ impl Scenario {
                         return Err((at("flow"), "a flow changes its `path` or `return_path`: `set`, `state` and `packets` belong to a link".into()));
                     }
                     if c.path.is_none() && c.return_path.is_none() {
-                        return Err((at("flow"), "expected the flow's new `path` and/or `return_path`".into()));
+                        return Err((
+                            at("flow"),
+                            "expected the flow's new `path` and/or `return_path`".into(),
+                        ));
                     }
                     if !self.is_general() {
                         return Err((at("flow"), "moving a flow needs named hosts and links: expected [host] and [link] tables".into()));
@@ -536,10 +703,12 @@ impl Scenario {
                     let server = flow.server.as_deref().unwrap_or("server");
                     let client = flow.client.as_deref().unwrap_or("client");
                     if let Some(p) = &c.path {
-                        topology::check_path(&topology.links, p, server, client).map_err(|m| (at("path"), m))?;
+                        topology::check_path(&topology.links, p, server, client)
+                            .map_err(|m| (at("path"), m))?;
                     }
                     if let Some(p) = &c.return_path {
-                        topology::check_path(&topology.links, p, client, server).map_err(|m| (at("return_path"), m))?;
+                        topology::check_path(&topology.links, p, client, server)
+                            .map_err(|m| (at("return_path"), m))?;
                     }
                 }
                 _ => return Err((at("at"), "expected a `link` or a `flow` to change".into())),
@@ -570,9 +739,20 @@ impl Scenario {
             // A copy whose `copies` an override set re-expands its table.
             let (table, base) = f.copy_of.clone().unwrap_or((i, f.name.clone()));
             for k in 0..n {
-                let name = base.as_ref().map(|name| if n > 1 { format!("{name}.{k}") } else { name.clone() });
+                let name = base.as_ref().map(|name| {
+                    if n > 1 {
+                        format!("{name}.{k}")
+                    } else {
+                        name.clone()
+                    }
+                });
                 let copy_of = (n > 1).then(|| (table, base.clone()));
-                flows.push(FlowConfig { name, copies: None, copy_of, ..f.clone() });
+                flows.push(FlowConfig {
+                    name,
+                    copies: None,
+                    copy_of,
+                    ..f.clone()
+                });
                 tables.push(i);
             }
         }
@@ -583,10 +763,21 @@ impl Scenario {
     /// The index of the flow a change (or a live request) names, or what is wrong with the name.
     pub fn find_flow(&self, f: &FlowRef) -> Result<usize, String> {
         self.flow_index(f).ok_or_else(|| match f {
-            FlowRef::Index(i) => format!("flow {i} does not exist: the scenario has {} ([[flow]] tables count from 0)", self.flow.len()),
+            FlowRef::Index(i) => format!(
+                "flow {i} does not exist: the scenario has {} ([[flow]] tables count from 0)",
+                self.flow.len()
+            ),
             FlowRef::Name(n) => {
-                let names: Vec<String> = self.flow.iter().filter_map(|f| Some(format!("\"{}\"", f.name.as_ref()?))).collect();
-                let known = if names.is_empty() { "no flow has a name".to_string() } else { format!("expected one of {}", names.join(", ")) };
+                let names: Vec<String> = self
+                    .flow
+                    .iter()
+                    .filter_map(|f| Some(format!("\"{}\"", f.name.as_ref()?)))
+                    .collect();
+                let known = if names.is_empty() {
+                    "no flow has a name".to_string()
+                } else {
+                    format!("expected one of {}", names.join(", "))
+                };
                 format!("no flow named \"{n}\": {known}")
             }
         })
@@ -595,8 +786,15 @@ impl Scenario {
     /// Checks a change made to a running emulation (its `at` is ignored: it applies now) with
     /// the checks of the scenario's own `[[change]]`s; `down` names the links that are down
     /// now. The error's key path is the change's own (`set.rate`, `path`), without `change.N`.
-    pub fn validate_live_change(&self, c: &ChangeConfig, down: &[&str]) -> Result<(), (Vec<String>, String)> {
-        let now = ChangeConfig { at: units::Time(Duration::ZERO), ..c.clone() };
+    pub fn validate_live_change(
+        &self,
+        c: &ChangeConfig,
+        down: &[&str],
+    ) -> Result<(), (Vec<String>, String)> {
+        let now = ChangeConfig {
+            at: units::Time(Duration::ZERO),
+            ..c.clone()
+        };
         let mut s = self.clone();
         // The links down now, as changes before this one.
         let was_down = |l: &&str| ChangeConfig {
@@ -610,10 +808,11 @@ impl Scenario {
             return_path: None,
         };
         s.change = down.iter().map(was_down).chain([now]).collect();
-        s.validate_changes(s.smallest_packet()).map_err(|(mut key, m)| {
-            key.drain(..key.len().min(2));
-            (key, m)
-        })
+        s.validate_changes(s.smallest_packet())
+            .map_err(|(mut key, m)| {
+                key.drain(..key.len().min(2));
+                (key, m)
+            })
     }
 
     /// The index of the flow a change names.
@@ -685,7 +884,8 @@ impl LinkModel {
         let p = |parts: &[&str]| parts.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         match self {
             LinkModel::Pipe(pipe) => {
-                pipe.validate(min_packet).map_err(|(key, m)| (p(&[base, &["pipe", key]].concat()), m))?;
+                pipe.validate(min_packet)
+                    .map_err(|(key, m)| (p(&[base, &["pipe", key]].concat()), m))?;
             }
             LinkModel::Gprs(g) => {
                 let at = |k: &str| p(&[base, &["gprs", k]].concat());
@@ -698,7 +898,10 @@ impl LinkModel {
                     }
                 }
                 if !(1..=MAX_UNIT_BYTES).contains(&g.llc_frame.0) {
-                    return Err((at("llc_frame"), format!("{}: expected 1 B to {MAX_UNIT_BYTES} B", g.llc_frame)));
+                    return Err((
+                        at("llc_frame"),
+                        format!("{}: expected 1 B to {MAX_UNIT_BYTES} B", g.llc_frame),
+                    ));
                 }
                 // What is left to check is the pipe's (the rate follows from the timeslots).
                 g.pipe().validate(min_packet).map_err(|(key, m)| {
@@ -713,7 +916,10 @@ impl LinkModel {
             LinkModel::Trace(t) => {
                 let at = |k: &str| p(&[base, &["trace", k]].concat());
                 if t.file.is_empty() || t.file.contains('\0') {
-                    return Err((at("file"), "expected the path of a trace file, without NUL characters".into()));
+                    return Err((
+                        at("file"),
+                        "expected the path of a trace file, without NUL characters".into(),
+                    ));
                 }
                 within(at("delay"), t.delay.0, Duration::ZERO, MAX_DELAY, "a delay")?;
                 check_queue(&t.queue, min_packet).map_err(|m| (at("queue"), m))?;
@@ -721,56 +927,118 @@ impl LinkModel {
             LinkModel::Ofdm4g(o) => {
                 let at = |k: &str| p(&[base, &["ofdm4g", k]].concat());
                 check_queue(&o.queue, min_packet).map_err(|m| (at("queue"), m))?;
-                count(at("bins_per_second"), o.bins_per_second, 1, 100_000, "bins per second")?;
-                count(at("symbols_per_frame"), o.symbols_per_frame, 1, 100_000, "symbols per frame")?;
+                count(
+                    at("bins_per_second"),
+                    o.bins_per_second,
+                    1,
+                    100_000,
+                    "bins per second",
+                )?;
+                count(
+                    at("symbols_per_frame"),
+                    o.symbols_per_frame,
+                    1,
+                    100_000,
+                    "symbols per frame",
+                )?;
                 count(at("subbands"), o.subbands, 1, 1024, "sub-bands")?;
                 let hz = o.subband_spacing.0;
                 if !(1e3..=1e8).contains(&hz) {
-                    return Err((at("subband_spacing"), format!("{hz} Hz: expected 1 kHz to 100 MHz")));
+                    return Err((
+                        at("subband_spacing"),
+                        format!("{hz} Hz: expected 1 kHz to 100 MHz"),
+                    ));
                 }
                 if o.static_subband >= o.subbands {
                     return Err((
                         at("static_subband"),
-                        format!("sub-band {} does not exist: expected 0 to {}", o.static_subband, o.subbands - 1),
+                        format!(
+                            "sub-band {} does not exist: expected 0 to {}",
+                            o.static_subband,
+                            o.subbands - 1
+                        ),
                     ));
                 }
                 if o.modulation_set.is_empty() {
-                    return Err((at("modulation_set"), "expected at least one modulation".into()));
+                    return Err((
+                        at("modulation_set"),
+                        "expected at least one modulation".into(),
+                    ));
                 }
                 if o.arq_max_retransmissions > 255 {
-                    return Err((at("arq_max_retransmissions"), "expected 0 to 255 retransmissions".into()));
+                    return Err((
+                        at("arq_max_retransmissions"),
+                        "expected 0 to 255 retransmissions".into(),
+                    ));
                 }
-                if matches!(o.switching, Switching::TargetBer) && !(o.target_ber.0 > 0.0 && o.target_ber.0 < 0.5) {
-                    return Err((at("target_ber"), "expected a target bit error rate in (0, 0.5)".into()));
+                if matches!(o.switching, Switching::TargetBer)
+                    && !(o.target_ber.0 > 0.0 && o.target_ber.0 < 0.5)
+                {
+                    return Err((
+                        at("target_ber"),
+                        "expected a target bit error rate in (0, 0.5)".into(),
+                    ));
                 }
                 let c = &o.channel;
                 let at = |k: &str| p(&[base, &["ofdm4g", "channel", k]].concat());
                 if !(0.0..1.0).contains(&c.prediction_nmse) {
-                    return Err((at("prediction_nmse"), format!("{} is outside [0, 1)", c.prediction_nmse)));
+                    return Err((
+                        at("prediction_nmse"),
+                        format!("{} is outside [0, 1)", c.prediction_nmse),
+                    ));
                 }
                 if !(0.0..1.0).contains(&c.shadowing_pole) {
-                    return Err((at("shadowing_pole"), format!("{} is outside [0, 1)", c.shadowing_pole)));
+                    return Err((
+                        at("shadowing_pole"),
+                        format!("{} is outside [0, 1)", c.shadowing_pole),
+                    ));
                 }
                 if c.shadowing_sigma.0 < 0.0 {
-                    return Err((at("shadowing_sigma"), "a standard deviation cannot be negative".into()));
+                    return Err((
+                        at("shadowing_sigma"),
+                        "a standard deviation cannot be negative".into(),
+                    ));
                 }
                 count(at("sinusoids"), c.sinusoids, 8, 1024, "sinusoids per tap")?;
-                within(p(&[base, &["ofdm4g", "arq_delay"]].concat()), o.arq_delay.0, Duration::ZERO, MAX_DELAY, "a delay")?;
+                within(
+                    p(&[base, &["ofdm4g", "arq_delay"]].concat()),
+                    o.arq_delay.0,
+                    Duration::ZERO,
+                    MAX_DELAY,
+                    "a delay",
+                )?;
                 if !MEAN_SNR_DB.contains(&c.mean_snr.0) {
-                    return Err((at("mean_snr"), format!("{} dB: expected {} dB to {} dB", c.mean_snr.0, MEAN_SNR_DB.start(), MEAN_SNR_DB.end())));
+                    return Err((
+                        at("mean_snr"),
+                        format!(
+                            "{} dB: expected {} dB to {} dB",
+                            c.mean_snr.0,
+                            MEAN_SNR_DB.start(),
+                            MEAN_SNR_DB.end()
+                        ),
+                    ));
                 }
                 if c.shadowing_sigma.0 > 30.0 {
-                    return Err((at("shadowing_sigma"), format!("{} dB: expected 0 dB to 30 dB", c.shadowing_sigma.0)));
+                    return Err((
+                        at("shadowing_sigma"),
+                        format!("{} dB: expected 0 dB to 30 dB", c.shadowing_sigma.0),
+                    ));
                 }
                 let kmh = c.speed.0 * 3.6;
                 if kmh > 1000.0 {
                     return Err((at("speed"), format!("{kmh} km/h: expected 0 to 1000 km/h")));
                 }
                 if !(1e6..=3e11).contains(&c.carrier.0) {
-                    return Err((at("carrier"), format!("{} Hz: expected 1 MHz to 300 GHz", c.carrier.0)));
+                    return Err((
+                        at("carrier"),
+                        format!("{} Hz: expected 1 MHz to 300 GHz", c.carrier.0),
+                    ));
                 }
                 if !(0.01..=1e4).contains(&c.shadowing_spacing.0) {
-                    return Err((at("shadowing_spacing"), format!("{} m: expected 1 cm to 10 km", c.shadowing_spacing.0)));
+                    return Err((
+                        at("shadowing_spacing"),
+                        format!("{} m: expected 1 cm to 10 km", c.shadowing_spacing.0),
+                    ));
                 }
                 // The channel's work per simulated second: every bin evaluates every sub-band's taps.
                 let work = o.bins_per_second as f64 * o.subbands as f64 * c.sinusoids as f64;
@@ -785,28 +1053,72 @@ impl LinkModel {
                 let at = |k: &str| p(&[base, &["cell", k]].concat());
                 for (k, v) in [("omega", c.omega), ("alpha", c.alpha), ("beta", c.beta)] {
                     if !(v > 0.0 && v <= 1.0) {
-                        return Err((at(k), format!("{v} is outside (0, 1]: expected a weight of an average")));
+                        return Err((
+                            at(k),
+                            format!("{v} is outside (0, 1]: expected a weight of an average"),
+                        ));
                     }
                 }
-                within(at("slot"), c.slot.0, Duration::from_micros(10), Duration::from_secs(1), "a slot")?;
+                within(
+                    at("slot"),
+                    c.slot.0,
+                    Duration::from_micros(10),
+                    Duration::from_secs(1),
+                    "a slot",
+                )?;
                 if c.rates.is_empty() || c.rates.len() > 64 {
-                    return Err((at("rates"), format!("{} rates: expected 1 to 64", c.rates.len())));
+                    return Err((
+                        at("rates"),
+                        format!("{} rates: expected 1 to 64", c.rates.len()),
+                    ));
                 }
                 if let Some(w) = c.rates.windows(2).find(|w| w[0].0 >= w[1].0) {
-                    return Err((at("rates"), format!("{} after {}: expected rates in increasing order", w[1], w[0])));
+                    return Err((
+                        at("rates"),
+                        format!(
+                            "{} after {}: expected rates in increasing order",
+                            w[1], w[0]
+                        ),
+                    ));
                 }
                 if !(c.radius.0 > 0.0 && c.radius.0 <= 1e5) {
-                    return Err((at("radius"), format!("{} m: expected more than 0 m and at most 100 km", c.radius.0)));
+                    return Err((
+                        at("radius"),
+                        format!(
+                            "{} m: expected more than 0 m and at most 100 km",
+                            c.radius.0
+                        ),
+                    ));
                 }
                 if !(c.min_distance.0 >= 0.0 && c.min_distance.0 < c.radius.0) {
-                    return Err((at("min_distance"), format!("{} m: expected 0 m or more, less than the radius ({} m)", c.min_distance.0, c.radius.0)));
+                    return Err((
+                        at("min_distance"),
+                        format!(
+                            "{} m: expected 0 m or more, less than the radius ({} m)",
+                            c.min_distance.0, c.radius.0
+                        ),
+                    ));
                 }
                 if !MEAN_SNR_DB.contains(&c.edge_snr.0) {
-                    return Err((at("edge_snr"), format!("{} dB: expected {} dB to {} dB", c.edge_snr.0, MEAN_SNR_DB.start(), MEAN_SNR_DB.end())));
+                    return Err((
+                        at("edge_snr"),
+                        format!(
+                            "{} dB: expected {} dB to {} dB",
+                            c.edge_snr.0,
+                            MEAN_SNR_DB.start(),
+                            MEAN_SNR_DB.end()
+                        ),
+                    ));
                 }
-                for (k, v) in [("shadowing_sigma", c.shadowing_sigma.0), ("estimation_sigma", c.estimation_sigma.0)] {
+                for (k, v) in [
+                    ("shadowing_sigma", c.shadowing_sigma.0),
+                    ("estimation_sigma", c.estimation_sigma.0),
+                ] {
                     if !(0.0..=30.0).contains(&v) {
-                        return Err((at(k), format!("{v} dB: expected a standard deviation of 0 dB to 30 dB")));
+                        return Err((
+                            at(k),
+                            format!("{v} dB: expected a standard deviation of 0 dB to 30 dB"),
+                        ));
                     }
                 }
                 let kmh = c.speed.0 * 3.6;
@@ -814,7 +1126,10 @@ impl LinkModel {
                     return Err((at("speed"), format!("{kmh} km/h: expected 0 to 1000 km/h")));
                 }
                 if !(1e6..=3e11).contains(&c.carrier.0) {
-                    return Err((at("carrier"), format!("{} Hz: expected 1 MHz to 300 GHz", c.carrier.0)));
+                    return Err((
+                        at("carrier"),
+                        format!("{} Hz: expected 1 MHz to 300 GHz", c.carrier.0),
+                    ));
                 }
                 if let Some(q) = &c.queue {
                     check_queue(q, min_packet).map_err(|m| (at("queue"), m))?;
@@ -834,16 +1149,34 @@ impl LinkModel {
                         return Err((at(k), format!("{}: expected an ERP-OFDM rate, one of 6, 9, 12, 18, 24, 36, 48, 54 Mbit/s", units::Rate(r))));
                     }
                 }
-                within(at("slot"), w.slot.0, Duration::from_micros(1), Duration::from_micros(100), "a slot")?;
+                within(
+                    at("slot"),
+                    w.slot.0,
+                    Duration::from_micros(1),
+                    Duration::from_micros(100),
+                    "a slot",
+                )?;
                 count(at("retry_limit"), w.retry_limit, 1, 255, "attempts")?;
-                count(at("cw_min"), w.cw_min, 1, 1023, "a minimum contention window")?;
+                count(
+                    at("cw_min"),
+                    w.cw_min,
+                    1,
+                    1023,
+                    "a minimum contention window",
+                )?;
                 if !(w.cw_min..=65535).contains(&w.cw_max) {
-                    return Err((at("cw_max"), format!("{}: expected cw_min ({}) to 65535", w.cw_max, w.cw_min)));
+                    return Err((
+                        at("cw_max"),
+                        format!("{}: expected cw_min ({}) to 65535", w.cw_max, w.cw_min),
+                    ));
                 }
                 check_queue(&w.queue, min_packet).map_err(|m| (at("queue"), m))?;
                 for (i, s) in w.stations.iter().enumerate() {
                     if w.stations[..i].contains(s) {
-                        return Err((at("stations"), format!("\"{s}\" is listed twice: expected each station once")));
+                        return Err((
+                            at("stations"),
+                            format!("\"{s}\" is listed twice: expected each station once"),
+                        ));
                     }
                 }
             }
@@ -869,7 +1202,10 @@ impl Scenario {
 
     /// The sum of every shorthand link's one-way delay, both directions.
     fn one_way_delays(&self) -> Duration {
-        let down = self.downlink.as_ref().map_or(Duration::ZERO, LinkModel::delay);
+        let down = self
+            .downlink
+            .as_ref()
+            .map_or(Duration::ZERO, LinkModel::delay);
         let up = self.uplink.as_ref().map_or(down, LinkModel::delay);
         let access = self.access.as_ref().map_or(Duration::ZERO, |a| a.delay.0);
         let wired = self.wired.as_ref().map_or(Duration::ZERO, |w| w.delay.0);
@@ -910,7 +1246,13 @@ impl FlowConfig {
         let most = DccpPacket::max_data_payload(mtu) as u64;
         let piece = self.datagram_payload() as u64;
         // A VBR frame is cut into datagrams of at most `packet_size`.
-        let frame = self.frame_sizes.iter().flatten().map(|f| f.0).max().filter(|_| self.app() == App::Vbr);
+        let frame = self
+            .frame_sizes
+            .iter()
+            .flatten()
+            .map(|f| f.0)
+            .max()
+            .filter(|_| self.app() == App::Vbr);
         let (largest, key) = match frame {
             Some(f) if f < piece => (f, "frame_sizes"),
             _ => (piece, "packet_size"),
@@ -947,7 +1289,12 @@ impl FlowConfig {
         match self.app() {
             App::Cbr => self.rate.map(|r| r.0 as f64 / 8.0 / payload),
             App::Vbr => {
-                let pieces = self.frame_sizes.as_ref()?.iter().map(|f| (f.0 as f64 / payload).ceil().max(1.0)).fold(1.0, f64::max);
+                let pieces = self
+                    .frame_sizes
+                    .as_ref()?
+                    .iter()
+                    .map(|f| (f.0 as f64 / payload).ceil().max(1.0))
+                    .fold(1.0, f64::max);
                 self.frame_rate.map(|fps| fps * pieces)
             }
             _ => None,
@@ -965,7 +1312,10 @@ impl PipeConfig {
             check_rate(r).map_err(|m| ("rate", m))?;
         }
         if self.delay.0 > MAX_DELAY {
-            return Err(("delay", format!("{}: expected a delay from 0 s to {MAX_DELAY}", self.delay.0)));
+            return Err((
+                "delay",
+                format!("{}: expected a delay from 0 s to {MAX_DELAY}", self.delay.0),
+            ));
         }
         check_queue(&self.queue, min_packet).map_err(|m| ("queue", m))?;
         if let Some(u) = self.unit {
@@ -997,7 +1347,12 @@ impl FlowConfig {
         let protocol = format!("{:?}", self.protocol).to_lowercase();
         let app = self.app();
         let app_name = format!("{app:?}").to_lowercase();
-        let only = |key: &str, what: &str| Err((p(&[key]), format!("`{key}` applies only to {what}; this flow is {protocol} {app_name}")));
+        let only = |key: &str, what: &str| {
+            Err((
+                p(&[key]),
+                format!("`{key}` applies only to {what}; this flow is {protocol} {app_name}"),
+            ))
+        };
         match self.protocol {
             Protocol::Tcp => {
                 if self.ccid.is_some() {
@@ -1007,7 +1362,10 @@ impl FlowConfig {
                     return only("dccp", "dccp flows");
                 }
                 if !matches!(app, App::Bulk | App::File) {
-                    return Err((p(&["app"]), format!("a tcp flow carries bulk or file, not {app_name}")));
+                    return Err((
+                        p(&["app"]),
+                        format!("a tcp flow carries bulk or file, not {app_name}"),
+                    ));
                 }
             }
             Protocol::Udp | Protocol::Dccp => {
@@ -1018,25 +1376,45 @@ impl FlowConfig {
                     return only("ccid", "dccp flows");
                 }
                 if self.protocol == Protocol::Udp && !matches!(app, App::Cbr | App::Vbr) {
-                    return Err((p(&["app"]), format!("a udp flow carries cbr or vbr, not {app_name}")));
+                    return Err((
+                        p(&["app"]),
+                        format!("a udp flow carries cbr or vbr, not {app_name}"),
+                    ));
                 }
                 if self.protocol == Protocol::Dccp && app == App::File {
-                    return Err((p(&["app"]), "dccp is unreliable, so it carries bulk, cbr or vbr, not a file".into()));
+                    return Err((
+                        p(&["app"]),
+                        "dccp is unreliable, so it carries bulk, cbr or vbr, not a file".into(),
+                    ));
                 }
             }
         }
         if let Some(ccid) = self.ccid {
             if ccid != 2 && ccid != 3 {
-                return Err((p(&["ccid"]), format!("unknown CCID {ccid}: expected 2 (TCP-like) or 3 (TFRC)")));
+                return Err((
+                    p(&["ccid"]),
+                    format!("unknown CCID {ccid}: expected 2 (TCP-like) or 3 (TFRC)"),
+                ));
             }
         }
         match app {
             App::File if self.bytes.is_none_or(|b| b.0 == 0) => {
-                return Err((p(&["app"]), "a file transfer needs `bytes`, more than 0".into()))
+                return Err((
+                    p(&["app"]),
+                    "a file transfer needs `bytes`, more than 0".into(),
+                ))
             }
-            App::Cbr if self.rate.is_none() => return Err((p(&["app"]), "a cbr source needs `rate`".into())),
-            App::Vbr if self.frame_sizes.as_ref().is_none_or(|f| f.is_empty()) || self.frame_rate.is_none() => {
-                return Err((p(&["app"]), "a vbr source needs `frame_sizes` (a non-empty list) and `frame_rate`".into()))
+            App::Cbr if self.rate.is_none() => {
+                return Err((p(&["app"]), "a cbr source needs `rate`".into()))
+            }
+            App::Vbr
+                if self.frame_sizes.as_ref().is_none_or(|f| f.is_empty())
+                    || self.frame_rate.is_none() =>
+            {
+                return Err((
+                    p(&["app"]),
+                    "a vbr source needs `frame_sizes` (a non-empty list) and `frame_rate`".into(),
+                ))
             }
             _ => {}
         }
@@ -1048,15 +1426,28 @@ impl FlowConfig {
             return only("rate", "cbr sources");
         }
         if (self.frame_sizes.is_some() || self.frame_rate.is_some()) && app != App::Vbr {
-            return only(if self.frame_rate.is_some() { "frame_rate" } else { "frame_sizes" }, "vbr sources");
+            return only(
+                if self.frame_rate.is_some() {
+                    "frame_rate"
+                } else {
+                    "frame_sizes"
+                },
+                "vbr sources",
+            );
         }
         if let Some(r) = self.frame_rate {
             if !(r > 0.0 && r <= 10_000.0) {
-                return Err((p(&["frame_rate"]), format!("{r} frames per second: expected more than 0, at most 10000")));
+                return Err((
+                    p(&["frame_rate"]),
+                    format!("{r} frames per second: expected more than 0, at most 10000"),
+                ));
             }
         }
         if self.frame_sizes.as_ref().is_some_and(|f| f.len() > 100_000) {
-            return Err((p(&["frame_sizes"]), "expected at most 100000 frame sizes".into()));
+            return Err((
+                p(&["frame_sizes"]),
+                "expected at most 100000 frame sizes".into(),
+            ));
         }
         if let Some(r) = self.rate {
             if r.0 == 0 {
@@ -1067,24 +1458,52 @@ impl FlowConfig {
         if let Some(d) = &self.device {
             let at = |k: &str| p(&["device", k]);
             match (d.rate, d.packet_rate) {
-                (None, None) => return Err((p(&["device"]), "expected a `rate` (bit/s) or a `packet_rate` (packets/s), or both".into())),
-                (Some(r), _) if r.0 == 0 => return Err((at("rate"), "expected a positive rate".into())),
+                (None, None) => {
+                    return Err((
+                        p(&["device"]),
+                        "expected a `rate` (bit/s) or a `packet_rate` (packets/s), or both".into(),
+                    ))
+                }
+                (Some(r), _) if r.0 == 0 => {
+                    return Err((at("rate"), "expected a positive rate".into()))
+                }
                 (Some(r), _) => check_rate(r).map_err(|m| (at("rate"), m))?,
                 _ => {}
             }
-            if let Some(pps) = d.packet_rate.filter(|r| !(*r > 0.0 && *r <= MAX_PACKET_RATE)) {
-                return Err((at("packet_rate"), format!("{pps} packets per second: expected more than 0, at most {MAX_PACKET_RATE}")));
+            if let Some(pps) = d
+                .packet_rate
+                .filter(|r| !(*r > 0.0 && *r <= MAX_PACKET_RATE))
+            {
+                return Err((
+                    at("packet_rate"),
+                    format!(
+                        "{pps} packets per second: expected more than 0, at most {MAX_PACKET_RATE}"
+                    ),
+                ));
             }
             if !(1..=10_000).contains(&d.buffer) {
-                return Err((at("buffer"), format!("{} packets: expected 1 to 10000", d.buffer)));
+                return Err((
+                    at("buffer"),
+                    format!("{} packets: expected 1 to 10000", d.buffer),
+                ));
             }
         }
         let max_payload = 65_507;
-        let sizes = self.packet_size.iter().chain(self.frame_sizes.iter().flatten());
+        let sizes = self
+            .packet_size
+            .iter()
+            .chain(self.frame_sizes.iter().flatten());
         for s in sizes {
             if s.0 == 0 || s.0 > max_payload {
-                let key = if self.packet_size == Some(*s) { "packet_size" } else { "frame_sizes" };
-                return Err((p(&[key]), format!("{} B: expected 1 to {max_payload} B of payload", s.0)));
+                let key = if self.packet_size == Some(*s) {
+                    "packet_size"
+                } else {
+                    "frame_sizes"
+                };
+                return Err((
+                    p(&[key]),
+                    format!("{} B: expected 1 to {max_payload} B of payload", s.0),
+                ));
             }
         }
         if self.protocol == Protocol::Dccp {
@@ -1096,24 +1515,46 @@ impl FlowConfig {
                 return Err((p(&["rate"]), format!("{rate} in {size} datagrams is {pps:.0} datagrams/s: expected at most {MAX_PACKET_RATE:.0}")));
             }
         }
-        if let (Some(fps), Some(frames), Some(size)) = (self.frame_rate, &self.frame_sizes, self.packet_size) {
-            let pieces = frames.iter().map(|f| f.0.div_ceil(size.0)).max().unwrap_or(1) as f64;
+        if let (Some(fps), Some(frames), Some(size)) =
+            (self.frame_rate, &self.frame_sizes, self.packet_size)
+        {
+            let pieces = frames
+                .iter()
+                .map(|f| f.0.div_ceil(size.0))
+                .max()
+                .unwrap_or(1) as f64;
             if fps * pieces > MAX_PACKET_RATE {
-                return Err((p(&["frame_rate"]), format!("up to {:.0} datagrams/s: expected at most {MAX_PACKET_RATE:.0}", fps * pieces)));
+                return Err((
+                    p(&["frame_rate"]),
+                    format!(
+                        "up to {:.0} datagrams/s: expected at most {MAX_PACKET_RATE:.0}",
+                        fps * pieces
+                    ),
+                ));
             }
         }
         let delays = scenario.one_way_delays();
         if let Some(pps) = self.media_packet_rate() {
             let held = pps * delays.as_secs_f64();
             if held > MAX_PACKETS_HELD as f64 {
-                let key = if self.app() == App::Cbr { "rate" } else { "frame_rate" };
+                let key = if self.app() == App::Cbr {
+                    "rate"
+                } else {
+                    "frame_rate"
+                };
                 return Err((p(&[key]), format!(
                     "this source's {pps:.0} datagrams/s over the path's {delays} of delay are {held:.0} packets in flight: expected at most {MAX_PACKETS_HELD}"
                 )));
             }
         }
         if !self.report_interval.0.is_zero() {
-            within(p(&["report_interval"]), self.report_interval.0, MIN_INTERVAL, MAX_STOP, "a report interval (or 0 s: none)")?;
+            within(
+                p(&["report_interval"]),
+                self.report_interval.0,
+                MIN_INTERVAL,
+                MAX_STOP,
+                "a report interval (or 0 s: none)",
+            )?;
         }
         if let Some(stop) = self.stop {
             if stop.0 <= self.start.0 {
@@ -1121,7 +1562,10 @@ impl FlowConfig {
             }
         }
         if self.start.0 >= scenario.stop.0 {
-            return Err((p(&["start"]), "the flow starts after the scenario's stop".into()));
+            return Err((
+                p(&["start"]),
+                "the flow starts after the scenario's stop".into(),
+            ));
         }
         let congestion = self.congestion();
         if let Some(c) = &self.cubic {
@@ -1132,7 +1576,10 @@ impl FlowConfig {
                 return Err((p(&["cubic", "beta"]), format!("{beta} is outside (0, 1)")));
             }
             if let Some(x) = c.c.filter(|x| !(*x > 0.0 && x.is_finite())) {
-                return Err((p(&["cubic", "c"]), format!("{x}: expected a positive number")));
+                return Err((
+                    p(&["cubic", "c"]),
+                    format!("{x}: expected a positive number"),
+                ));
             }
         }
         if let Some(v) = &self.veno {
@@ -1140,10 +1587,16 @@ impl FlowConfig {
                 return only("veno", "congestion = \"veno\"");
             }
             if let Some(beta) = v.beta.filter(|b| !(*b > 0.0 && b.is_finite())) {
-                return Err((p(&["veno", "beta"]), format!("{beta}: expected a positive number of segments")));
+                return Err((
+                    p(&["veno", "beta"]),
+                    format!("{beta}: expected a positive number of segments"),
+                ));
             }
             if let Some(f) = v.random_loss_factor.filter(|b| !(*b > 0.0 && *b < 1.0)) {
-                return Err((p(&["veno", "random_loss_factor"]), format!("{f} is outside (0, 1)")));
+                return Err((
+                    p(&["veno", "random_loss_factor"]),
+                    format!("{f} is outside (0, 1)"),
+                ));
             }
         }
         if self.afc.is_some() && congestion != Congestion::Afc {
@@ -1154,7 +1607,10 @@ impl FlowConfig {
                 return Err((p(&["dccp", "ack_ratio"]), "expected at least 1".into()));
             }
             if d.send_queue == Some(0) {
-                return Err((p(&["dccp", "send_queue"]), "expected at least 1 packet".into()));
+                return Err((
+                    p(&["dccp", "send_queue"]),
+                    "expected at least 1 packet".into(),
+                ));
             }
         }
         if let Some(d) = &self.dccp {
@@ -1162,27 +1618,56 @@ impl FlowConfig {
                 return Err((p(&["dccp", "ack_ratio"]), "expected 1 to 65535".into()));
             }
             if d.send_queue.is_some_and(|q| q > 100_000) {
-                return Err((p(&["dccp", "send_queue"]), "expected 1 to 100000 packets".into()));
+                return Err((
+                    p(&["dccp", "send_queue"]),
+                    "expected 1 to 100000 packets".into(),
+                ));
             }
         }
         if let Some(c) = self.cubic.as_ref().and_then(|c| c.c).filter(|c| *c > 100.0) {
             return Err((p(&["cubic", "c"]), format!("{c}: expected at most 100")));
         }
-        if let Some(b) = self.veno.as_ref().and_then(|v| v.beta).filter(|b| *b > 10_000.0) {
-            return Err((p(&["veno", "beta"]), format!("{b}: expected at most 10000 segments")));
+        if let Some(b) = self
+            .veno
+            .as_ref()
+            .and_then(|v| v.beta)
+            .filter(|b| *b > 10_000.0)
+        {
+            return Err((
+                p(&["veno", "beta"]),
+                format!("{b}: expected at most 10000 segments"),
+            ));
         }
         let at = |k: &str| p(&["tcp", k]);
         if let Some(w) = self.tcp.rwnd {
             if w.0 == 0 || w.0 > 1 << 30 {
-                return Err((at("rwnd"), format!("{w}: expected 1 B to 1 GiB (RFC 7323's largest window)")));
+                return Err((
+                    at("rwnd"),
+                    format!("{w}: expected 1 B to 1 GiB (RFC 7323's largest window)"),
+                ));
             }
-            let mss = self.tcp.mtu.unwrap_or(1500).saturating_sub(if self.tcp.timestamps == Some(true) { 52 } else { 40 }).max(1) as u64;
+            let mss = self
+                .tcp
+                .mtu
+                .unwrap_or(1500)
+                .saturating_sub(if self.tcp.timestamps == Some(true) {
+                    52
+                } else {
+                    40
+                })
+                .max(1) as u64;
             if w.0 / mss > MAX_PACKETS_HELD {
                 return Err((at("rwnd"), format!("{w} is {} segments of {mss} B: expected at most {MAX_PACKETS_HELD} segments", w.0 / mss)));
             }
         }
-        if self.tcp.initial_window.is_some_and(|w| w > 1000) || self.tcp.ack_every.is_some_and(|a| a > 1000) {
-            let key = if self.tcp.ack_every.is_some_and(|a| a > 1000) { "ack_every" } else { "initial_window" };
+        if self.tcp.initial_window.is_some_and(|w| w > 1000)
+            || self.tcp.ack_every.is_some_and(|a| a > 1000)
+        {
+            let key = if self.tcp.ack_every.is_some_and(|a| a > 1000) {
+                "ack_every"
+            } else {
+                "initial_window"
+            };
             return Err((at(key), "expected 1 to 1000 segments".into()));
         }
         for (key, t) in [
@@ -1202,7 +1687,10 @@ impl FlowConfig {
         }
         if let Some(mtu) = self.tcp.mtu {
             if !(68..=65535).contains(&mtu) {
-                return Err((at("mtu"), format!("{mtu} is not a usable MTU: expected 68 to 65535")));
+                return Err((
+                    at("mtu"),
+                    format!("{mtu} is not a usable MTU: expected 68 to 65535"),
+                ));
             }
         }
         if self.tcp.ack_every == Some(0) {
@@ -1231,7 +1719,9 @@ fn set_path(doc: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), 
     let parts: Vec<&str> = key.split('.').collect();
     // A table the scenario leaves out (`wired`, `uplink`) may be set: it is created here, and
     // a name the schema does not know is refused when the result is read back.
-    let mut node: &mut toml::Value = doc.entry(parts[0]).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    let mut node: &mut toml::Value = doc
+        .entry(parts[0])
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
     if parts.len() == 1 {
         *node = value;
         return Ok(());
@@ -1245,12 +1735,20 @@ fn set_path(doc: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), 
                     t.insert(part.to_string(), value);
                     return Ok(());
                 }
-                t.entry(*part).or_insert_with(|| toml::Value::Table(toml::Table::new()))
+                t.entry(*part)
+                    .or_insert_with(|| toml::Value::Table(toml::Table::new()))
             }
             toml::Value::Array(a) => {
-                let i: usize = part.parse().map_err(|_| format!("`{}` is a list: expected an index", parts[..depth + 1].join(".")))?;
+                let i: usize = part.parse().map_err(|_| {
+                    format!(
+                        "`{}` is a list: expected an index",
+                        parts[..depth + 1].join(".")
+                    )
+                })?;
                 let len = a.len();
-                let item = a.get_mut(i).ok_or_else(|| format!("index {i} is out of range (the list has {len})"))?;
+                let item = a
+                    .get_mut(i)
+                    .ok_or_else(|| format!("index {i} is out of range (the list has {len})"))?;
                 if last {
                     *item = value;
                     return Ok(());
@@ -1270,7 +1768,11 @@ fn find_key_span(text: &str, path: &[String]) -> Option<std::ops::Range<usize>> 
     // A line scan suffices: the file already parsed, so keys are well formed.
     let mut spanned_value: Option<std::ops::Range<usize>> = None;
     let leaf = path.last()?;
-    let table_path: Vec<&str> = path[..path.len() - 1].iter().map(String::as_str).filter(|s| s.parse::<usize>().is_err()).collect();
+    let table_path: Vec<&str> = path[..path.len() - 1]
+        .iter()
+        .map(String::as_str)
+        .filter(|s| s.parse::<usize>().is_err())
+        .collect();
     let index: Option<usize> = path.iter().find_map(|s| s.parse().ok());
     let mut offset = 0;
     // Which element of the `[[array]]` the lines belong to, counted by its headers.
@@ -1288,7 +1790,10 @@ fn find_key_span(text: &str, path: &[String]) -> Option<std::ops::Range<usize>> 
                 arrays_seen += 1;
             }
             let this_element = index.is_none() || current == index;
-            let full = [table_path.join("."), leaf.clone()].join(".").trim_start_matches('.').to_string();
+            let full = [table_path.join("."), leaf.clone()]
+                .join(".")
+                .trim_start_matches('.')
+                .to_string();
             if (name == full || name.starts_with(&format!("{full}."))) && this_element {
                 // The key is itself a table (or holds one): point at its header.
                 let indent = line.len() - line.trim_start().len();
@@ -1311,7 +1816,11 @@ fn find_key_span(text: &str, path: &[String]) -> Option<std::ops::Range<usize>> 
         offset += line.len();
     }
     // A key inside an inline table (`set = { mean_snr = .. }`): the line of the table's key.
-    spanned_value.or(header).or_else(|| (path.len() > 1).then(|| find_key_span(text, &path[..path.len() - 1])).flatten())
+    spanned_value.or(header).or_else(|| {
+        (path.len() > 1)
+            .then(|| find_key_span(text, &path[..path.len() - 1]))
+            .flatten()
+    })
 }
 
 #[cfg(test)]

@@ -12,7 +12,10 @@
 //!
 //! A `pipe` is a plain link (rate, delay, queue, random loss, bit errors).
 
-use crate::units::{BitErrorRate, DataSize, Decibel, Distance, Frequency, Probability, QueueLimit, Rate, Speed, Time};
+use crate::units::{
+    BitErrorRate, DataSize, Decibel, Distance, Frequency, Probability, QueueLimit, Rate, Speed,
+    Time,
+};
 use airlink_engine::Duration;
 use airlink_phy::Modulation;
 use indexmap::IndexMap;
@@ -122,11 +125,18 @@ fn default_emu_mtu() -> u32 {
 
 impl Default for EmulationConfig {
     fn default() -> Self {
-        EmulationConfig { congestion: None, sysctl: Default::default(), mtu: default_emu_mtu(), offloads: false }
+        EmulationConfig {
+            congestion: None,
+            sysctl: Default::default(),
+            mtu: default_emu_mtu(),
+            offloads: false,
+        }
     }
 }
 
-fn sysctl_values<'de, D: serde::Deserializer<'de>>(d: D) -> Result<std::collections::BTreeMap<String, String>, D::Error> {
+fn sysctl_values<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<std::collections::BTreeMap<String, String>, D::Error> {
     let raw = std::collections::BTreeMap::<String, toml::Value>::deserialize(d)?;
     raw.into_iter()
         .map(|(k, v)| {
@@ -310,7 +320,10 @@ impl std::str::FromStr for Granularity {
             "ip" => Ok(Granularity::Ip),
             "llc" => Ok(Granularity::Llc),
             "rlc" => Ok(Granularity::Rlc),
-            _ => v.parse().map(Granularity::Size).map_err(|e| format!("{e}; or \"ip\", \"llc\", \"rlc\"")),
+            _ => v
+                .parse()
+                .map(Granularity::Size)
+                .map_err(|e| format!("{e}; or \"ip\", \"llc\", \"rlc\"")),
         }
     }
 }
@@ -323,7 +336,9 @@ impl Serialize for Granularity {
 
 impl<'de> Deserialize<'de> for Granularity {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
     }
 }
 
@@ -576,7 +591,11 @@ impl<'de> Deserialize<'de> for FlowRef {
                 f.write_str("a flow's name, or its index in [[flow]] (from 0)")
             }
             fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<FlowRef, E> {
-                usize::try_from(v).map(FlowRef::Index).map_err(|_| E::custom(format!("{v}: expected a flow's name, or its index in [[flow]] (from 0)")))
+                usize::try_from(v).map(FlowRef::Index).map_err(|_| {
+                    E::custom(format!(
+                        "{v}: expected a flow's name, or its index in [[flow]] (from 0)"
+                    ))
+                })
             }
             fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<FlowRef, E> {
                 Ok(FlowRef::Index(v as usize))
@@ -697,7 +716,13 @@ impl LinkConfig {
         if let Some(g) = &self.gprs {
             return LinkModel::Gprs(g.clone());
         }
-        match (&self.pipe, &self.trace, &self.ofdm4g, &self.cell, &self.wlan) {
+        match (
+            &self.pipe,
+            &self.trace,
+            &self.ofdm4g,
+            &self.cell,
+            &self.wlan,
+        ) {
             (Some(p), ..) => LinkModel::Pipe(p.clone()),
             (_, Some(t), ..) => LinkModel::Trace(t.clone()),
             (_, _, Some(o), ..) => LinkModel::Ofdm4g(o.clone()),
@@ -836,7 +861,9 @@ fn default_beta() -> f64 {
     0.5
 }
 fn default_cell_rates() -> Vec<Rate> {
-    [320, 480, 640, 1280, 1920, 2560].map(|k| Rate(k * 1000)).to_vec()
+    [320, 480, 640, 1280, 1920, 2560]
+        .map(|k| Rate(k * 1000))
+        .to_vec()
 }
 fn default_cell_slot() -> Time {
     Time(Duration::from_millis(5))
@@ -912,12 +939,18 @@ impl<'de> Deserialize<'de> for ModulationMode {
         if s == "adaptive" {
             return Ok(ModulationMode::Adaptive);
         }
-        s.parse::<Modulation>().map(ModulationMode::Fixed).map_err(|_| {
-            serde::de::Error::custom(format!(
-                "unknown modulation \"{s}\": expected \"adaptive\" or one of {}",
-                Modulation::ALL.iter().map(|m| format!("\"{}\"", m.name())).collect::<Vec<_>>().join(", ")
-            ))
-        })
+        s.parse::<Modulation>()
+            .map(ModulationMode::Fixed)
+            .map_err(|_| {
+                serde::de::Error::custom(format!(
+                    "unknown modulation \"{s}\": expected \"adaptive\" or one of {}",
+                    Modulation::ALL
+                        .iter()
+                        .map(|m| format!("\"{}\"", m.name()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })
     }
 }
 
@@ -1099,7 +1132,11 @@ fn default_modulation() -> ModulationMode {
     ModulationMode::Adaptive
 }
 fn default_modulation_set() -> Vec<ModulationName> {
-    Modulation::ALL.iter().copied().map(ModulationName).collect()
+    Modulation::ALL
+        .iter()
+        .copied()
+        .map(ModulationName)
+        .collect()
 }
 fn default_switching() -> Switching {
     Switching::MaxThroughput

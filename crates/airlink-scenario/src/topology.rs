@@ -51,7 +51,12 @@ impl TopoLink {
         for s in &self.stations {
             hops.push((ap, s.as_str()));
             hops.push((s.as_str(), ap));
-            hops.extend(self.stations.iter().filter(|t| *t != s).map(|t| (s.as_str(), t.as_str())));
+            hops.extend(
+                self.stations
+                    .iter()
+                    .filter(|t| *t != s)
+                    .map(|t| (s.as_str(), t.as_str())),
+            );
         }
         hops
     }
@@ -109,7 +114,10 @@ impl Scenario {
             return self.general_topology();
         }
         let (Some(down), Some(up)) = (&self.downlink, &self.uplink) else {
-            return Err((key(&["uplink"]), "the shorthand needs a downlink and a resolved uplink".into()));
+            return Err((
+                key(&["uplink"]),
+                "the shorthand needs a downlink and a resolved uplink".into(),
+            ));
         };
         let wired = self.wired.clone().unwrap_or_default();
         let pipe = |name: &str, from: &str, to: &str, p: &PipeConfig, k: &[&str]| TopoLink {
@@ -124,7 +132,11 @@ impl Scenario {
         // shared one would be, the others after the chain.
         let per_user = matches!(down, LinkModel::Cell(_));
         let uplink = |i: usize| TopoLink {
-            name: if per_user { format!("uplink.{i}") } else { "uplink".into() },
+            name: if per_user {
+                format!("uplink.{i}")
+            } else {
+                "uplink".into()
+            },
             from: "client".into(),
             to: "gateway".into(),
             model: up.clone(),
@@ -154,14 +166,30 @@ impl Scenario {
             if let Some(access) = &self.access {
                 let server = format!("server.{i}");
                 down_path.insert(0, links.len());
-                links.push(pipe(&format!("access.{i}.down"), &server, "server", access, &["access"]));
+                links.push(pipe(
+                    &format!("access.{i}.down"),
+                    &server,
+                    "server",
+                    access,
+                    &["access"],
+                ));
                 up_path.push(links.len());
-                links.push(pipe(&format!("access.{i}.up"), "server", &server, access, &["access"]));
+                links.push(pipe(
+                    &format!("access.{i}.up"),
+                    "server",
+                    &server,
+                    access,
+                    &["access"],
+                ));
             }
             paths.push((down_path, up_path));
         }
         self.shorthand_has_no_handoffs()?;
-        Ok(Topology { links, paths, handoffs: Vec::new() })
+        Ok(Topology {
+            links,
+            paths,
+            handoffs: Vec::new(),
+        })
     }
 
     /// The shorthand's links are no WLANs, so nothing can hand off between them.
@@ -188,7 +216,10 @@ impl Scenario {
             }
         }
         if self.host.is_empty() {
-            return Err((key(&["link"]), "[link] tables join hosts: expected [host.NAME] tables too".into()));
+            return Err((
+                key(&["link"]),
+                "[link] tables join hosts: expected [host.NAME] tables too".into(),
+            ));
         }
         for name in self.host.keys() {
             check_id(name).map_err(|m| (key(&["host", name]), m))?;
@@ -202,18 +233,42 @@ impl Scenario {
                 return Err((key(&["link", name, "to"]), "a WLAN reaches its stations: expected `stations` in its [wlan] table instead of `to`".into()));
             }
             if !wlan && l.to.is_empty() {
-                return Err((key(&["link", name]), "expected `to`, the host the link delivers to".into()));
+                return Err((
+                    key(&["link", name]),
+                    "expected `to`, the host the link delivers to".into(),
+                ));
             }
-            let ends = [("from", &l.from)].into_iter().chain((!wlan).then_some(("to", &l.to))).map(|(end, h)| (vec!["link", name, end], h));
-            let station_ends = stations.iter().map(|h| (vec!["link", name, "wlan", "stations"], h));
+            let ends = [("from", &l.from)]
+                .into_iter()
+                .chain((!wlan).then_some(("to", &l.to)))
+                .map(|(end, h)| (vec!["link", name, end], h));
+            let station_ends = stations
+                .iter()
+                .map(|h| (vec!["link", name, "wlan", "stations"], h));
             for (at, host) in ends.chain(station_ends) {
                 if !self.host.contains_key(host) {
-                    return Err((key(&at), format!("no host named \"{host}\": expected one of {}", names(self.host.keys()))));
+                    return Err((
+                        key(&at),
+                        format!(
+                            "no host named \"{host}\": expected one of {}",
+                            names(self.host.keys())
+                        ),
+                    ));
                 }
             }
             if l.from == l.to || stations.contains(&l.from) {
-                let at = if wlan { key(&["link", name, "wlan", "stations"]) } else { key(&["link", name, "to"]) };
-                return Err((at, format!("the link starts and ends at \"{}\": expected two different hosts", l.from)));
+                let at = if wlan {
+                    key(&["link", name, "wlan", "stations"])
+                } else {
+                    key(&["link", name, "to"])
+                };
+                return Err((
+                    at,
+                    format!(
+                        "the link starts and ends at \"{}\": expected two different hosts",
+                        l.from
+                    ),
+                ));
             }
             let models = l.models().len();
             if models != 1 {
@@ -223,10 +278,22 @@ impl Scenario {
                 ));
             }
             let model = l.model();
-            links.push(TopoLink { name: name.clone(), from: l.from.clone(), to: l.to.clone(), key: model_key(&["link", name], &model), model, stations });
+            links.push(TopoLink {
+                name: name.clone(),
+                from: l.from.clone(),
+                to: l.to.clone(),
+                key: model_key(&["link", name], &model),
+                model,
+                stations,
+            });
         }
         for (i, a) in links.iter().enumerate() {
-            if let Some((b, s)) = a.stations.iter().find_map(|s| links[..i].iter().find(|b| b.stations.contains(s)).map(|b| (b, s))) {
+            if let Some((b, s)) = a.stations.iter().find_map(|s| {
+                links[..i]
+                    .iter()
+                    .find(|b| b.stations.contains(s))
+                    .map(|b| (b, s))
+            }) {
                 return Err((
                     key(&["link", &a.name, "wlan", "stations"]),
                     format!("\"{s}\" is a station of \"{}\" already: a station starts associated with one access point (a [[handoff]] moves it)", b.name),
@@ -235,7 +302,10 @@ impl Scenario {
         }
         for host in self.host.keys() {
             if !links.iter().any(|l| l.joins(host)) {
-                return Err((key(&["host", host]), format!("host \"{host}\" has no link: expected a [link] from or to it")));
+                return Err((
+                    key(&["host", host]),
+                    format!("host \"{host}\" has no link: expected a [link] from or to it"),
+                ));
             }
         }
         let mut paths = Vec::with_capacity(self.flow.len());
@@ -245,29 +315,68 @@ impl Scenario {
             let client = f.client.as_deref().unwrap_or("client");
             for (end, host) in [("server", server), ("client", client)] {
                 if !self.host.contains_key(host) {
-                    let default = if [&f.server, &f.client][(end == "client") as usize].is_none() { " (the default)" } else { "" };
-                    return Err((at(end), format!("no host named \"{host}\"{default}: expected one of {}", names(self.host.keys()))));
+                    let default = if [&f.server, &f.client][(end == "client") as usize].is_none() {
+                        " (the default)"
+                    } else {
+                        ""
+                    };
+                    return Err((
+                        at(end),
+                        format!(
+                            "no host named \"{host}\"{default}: expected one of {}",
+                            names(self.host.keys())
+                        ),
+                    ));
                 }
             }
             if server == client {
-                return Err((at("client"), format!("the flow's server and client are both \"{server}\": expected two hosts")));
+                return Err((
+                    at("client"),
+                    format!(
+                        "the flow's server and client are both \"{server}\": expected two hosts"
+                    ),
+                ));
             }
-            let down = route(&links, f.path.as_deref(), server, client).map_err(|m| (at(if f.path.is_some() { "path" } else { "server" }), m))?;
-            let up = route(&links, f.return_path.as_deref(), client, server)
-                .map_err(|m| (at(if f.return_path.is_some() { "return_path" } else { "client" }), m))?;
-            if let Some(&l) = up.iter().find(|&&l| matches!(links[l].model, LinkModel::Cell(_))) {
-                let k = if f.return_path.is_some() { "return_path" } else { "client" };
+            let down = route(&links, f.path.as_deref(), server, client)
+                .map_err(|m| (at(if f.path.is_some() { "path" } else { "server" }), m))?;
+            let up = route(&links, f.return_path.as_deref(), client, server).map_err(|m| {
+                (
+                    at(if f.return_path.is_some() {
+                        "return_path"
+                    } else {
+                        "client"
+                    }),
+                    m,
+                )
+            })?;
+            if let Some(&l) = up
+                .iter()
+                .find(|&&l| matches!(links[l].model, LinkModel::Cell(_)))
+            {
+                let k = if f.return_path.is_some() {
+                    "return_path"
+                } else {
+                    "client"
+                };
                 return Err((at(k), format!("the way back crosses \"{}\", a cell: a cell carries its base station's downlink only", links[l].name)));
             }
             paths.push((down, up));
         }
         let handoffs = self.handoffs(&mut links.clone(), &mut paths.clone())?;
-        Ok(Topology { links, paths, handoffs })
+        Ok(Topology {
+            links,
+            paths,
+            handoffs,
+        })
     }
 
     /// Checks the hand-offs in time order and finds each moving flow's new paths (`links` and
     /// `paths` are worked on: they end as the last hand-off leaves them).
-    fn handoffs(&self, links: &mut [TopoLink], paths: &mut [(Path, Path)]) -> Result<Vec<TopoHandoff>, TopologyError> {
+    fn handoffs(
+        &self,
+        links: &mut [TopoLink],
+        paths: &mut [(Path, Path)],
+    ) -> Result<Vec<TopoHandoff>, TopologyError> {
         let mut order: Vec<usize> = (0..self.handoff.len()).collect();
         order.sort_by_key(|&i| self.handoff[i].at.0);
         // Per station, the end of its last outage.
@@ -278,24 +387,61 @@ impl Scenario {
             let at = |k: &str| key(&["handoff", &i.to_string(), k]);
             let end = h.at.0 + h.outage.0;
             if h.outage.0.is_zero() {
-                return Err((at("outage"), "expected a positive outage (re-association takes time)".into()));
+                return Err((
+                    at("outage"),
+                    "expected a positive outage (re-association takes time)".into(),
+                ));
             }
             if end > self.stop.0 {
                 return Err((at("at"), format!("{} plus the outage ({}) ends after the run's stop ({}): expected a hand-off within the run", h.at.0, h.outage.0, self.stop.0)));
             }
-            let wlans = || names(links.iter().filter(|l| !l.stations.is_empty() || matches!(l.model, LinkModel::Wlan(_))).map(|l| &l.name));
+            let wlans = || {
+                names(
+                    links
+                        .iter()
+                        .filter(|l| !l.stations.is_empty() || matches!(l.model, LinkModel::Wlan(_)))
+                        .map(|l| &l.name),
+                )
+            };
             let wlan = |k: &str, name: &str| {
-                links.iter().position(|l| l.name == name && matches!(l.model, LinkModel::Wlan(_))).ok_or_else(|| (at(k), format!("no WLAN named \"{name}\": expected one of {}", wlans())))
+                links
+                    .iter()
+                    .position(|l| l.name == name && matches!(l.model, LinkModel::Wlan(_)))
+                    .ok_or_else(|| {
+                        (
+                            at(k),
+                            format!("no WLAN named \"{name}\": expected one of {}", wlans()),
+                        )
+                    })
             };
             let (from, to) = (wlan("from", &h.from)?, wlan("to", &h.to)?);
             if from == to {
-                return Err((at("to"), format!("the station stays with \"{}\": expected another WLAN", h.to)));
+                return Err((
+                    at("to"),
+                    format!("the station stays with \"{}\": expected another WLAN", h.to),
+                ));
             }
             if !self.host.contains_key(&h.station) {
-                return Err((at("station"), format!("no host named \"{}\": expected one of {}", h.station, names(self.host.keys()))));
+                return Err((
+                    at("station"),
+                    format!(
+                        "no host named \"{}\": expected one of {}",
+                        h.station,
+                        names(self.host.keys())
+                    ),
+                ));
             }
             let Some(s) = links[from].stations.iter().position(|x| x == &h.station) else {
-                return Err((at("station"), format!("\"{}\" is not a station of \"{}\" at {}: its stations then are {}", h.station, h.from, h.at.0, names(links[from].stations.iter()))));
+                return Err((
+                    at("station"),
+                    format!(
+                        "\"{}\" is not a station of \"{}\" at {}: its stations then are {}",
+                        h.station,
+                        h.from,
+                        h.at.0,
+                        names(links[from].stations.iter())
+                    ),
+                ));
             };
             if let Some(&(j, prev)) = busy.get(h.station.as_str()) {
                 if h.at.0 < prev {
@@ -307,10 +453,16 @@ impl Scenario {
             let moving: Vec<usize> = (0..paths.len())
                 .filter(|&f| {
                     let flow = &self.flow[f];
-                    let (server, client) = (flow.server.as_deref().unwrap_or("server"), flow.client.as_deref().unwrap_or("client"));
+                    let (server, client) = (
+                        flow.server.as_deref().unwrap_or("server"),
+                        flow.client.as_deref().unwrap_or("client"),
+                    );
                     let (down, up) = &paths[f];
                     let on = |p: &Path, a: &str, b: &str| {
-                        path_hosts(links, p, a, b).iter().zip(p).any(|((x, y), &l)| l == from && (*x == h.station || *y == h.station))
+                        path_hosts(links, p, a, b)
+                            .iter()
+                            .zip(p)
+                            .any(|((x, y), &l)| l == from && (*x == h.station || *y == h.station))
                     };
                     on(down, server, client) || on(up, client, server)
                 })
@@ -320,12 +472,22 @@ impl Scenario {
             let mut moved = Vec::with_capacity(moving.len());
             for f in moving {
                 let flow = &self.flow[f];
-                let (server, client) = (flow.server.as_deref().unwrap_or("server"), flow.client.as_deref().unwrap_or("client"));
-                let new = |a: &str, b: &str| shortest_path(links, a, b).map_err(|m| (at("to"), format!("flow {f}: {m}")));
+                let (server, client) = (
+                    flow.server.as_deref().unwrap_or("server"),
+                    flow.client.as_deref().unwrap_or("client"),
+                );
+                let new = |a: &str, b: &str| {
+                    shortest_path(links, a, b).map_err(|m| (at("to"), format!("flow {f}: {m}")))
+                };
                 paths[f] = (new(server, client)?, new(client, server)?);
                 moved.push((f, paths[f].0.clone(), paths[f].1.clone()));
             }
-            out.push(TopoHandoff { index: i, from, to, paths: moved });
+            out.push(TopoHandoff {
+                index: i,
+                from,
+                to,
+                paths: moved,
+            });
         }
         Ok(out)
     }
@@ -333,7 +495,12 @@ impl Scenario {
 
 /// The hosts each link of `path` joins, from `from` to `to`: a WLAN's hop ends where the next
 /// link starts (or at `to`). The path was checked, so it connects.
-pub fn path_hosts(links: &[TopoLink], path: &[usize], from: &str, to: &str) -> Vec<(String, String)> {
+pub fn path_hosts(
+    links: &[TopoLink],
+    path: &[usize],
+    from: &str,
+    to: &str,
+) -> Vec<(String, String)> {
     let mut out = Vec::with_capacity(path.len());
     let mut at = from.to_string();
     for (k, &l) in path.iter().enumerate() {
@@ -342,7 +509,9 @@ pub fn path_hosts(links: &[TopoLink], path: &[usize], from: &str, to: &str) -> V
             Some(&n) => {
                 let hops = links[l].hops();
                 let starts: Vec<&str> = links[n].hops().into_iter().map(|h| h.0).collect();
-                hops.iter().find(|h| h.0 == at && starts.contains(&h.1)).map_or_else(|| links[l].to.clone(), |h| h.1.to_string())
+                hops.iter()
+                    .find(|h| h.0 == at && starts.contains(&h.1))
+                    .map_or_else(|| links[l].to.clone(), |h| h.1.to_string())
             }
         };
         out.push((at, next.clone()));
@@ -352,7 +521,12 @@ pub fn path_hosts(links: &[TopoLink], path: &[usize], from: &str, to: &str) -> V
 }
 
 /// The path from `from` to `to`: the one named (checked), or the only shortest one.
-fn route(links: &[TopoLink], named: Option<&[String]>, from: &str, to: &str) -> Result<Path, String> {
+fn route(
+    links: &[TopoLink],
+    named: Option<&[String]>,
+    from: &str,
+    to: &str,
+) -> Result<Path, String> {
     match named {
         Some(names) => check_path(links, names, from, to),
         None => shortest_path(links, from, to),
@@ -360,13 +534,21 @@ fn route(links: &[TopoLink], named: Option<&[String]>, from: &str, to: &str) -> 
 }
 
 /// Checks a named path from `from` to `to` and returns its link indices.
-pub fn check_path(links: &[TopoLink], named: &[String], from: &str, to: &str) -> Result<Path, String> {
+pub fn check_path(
+    links: &[TopoLink],
+    named: &[String],
+    from: &str,
+    to: &str,
+) -> Result<Path, String> {
     let mut path = Vec::with_capacity(named.len());
     let mut at = from;
     let mut visited = vec![from];
     for name in named {
         let Some(i) = links.iter().position(|l| &l.name == name) else {
-            return Err(format!("no link named \"{name}\": expected one of {}", names(links.iter().map(|l| &l.name))));
+            return Err(format!(
+                "no link named \"{name}\": expected one of {}",
+                names(links.iter().map(|l| &l.name))
+            ));
         };
         let l = &links[i];
         let hops: Vec<(&str, &str)> = l.hops().into_iter().filter(|h| h.0 == at).collect();
@@ -374,17 +556,31 @@ pub fn check_path(links: &[TopoLink], named: &[String], from: &str, to: &str) ->
             return Err(format!("link \"{name}\" starts at \"{}\", but the path is at \"{at}\" there: expected a link from \"{at}\"", l.from));
         }
         // A WLAN's hop ends where the next link starts, or at the path's end.
-        let next: Option<Vec<&str>> = named.get(path.len() + 1).and_then(|n| links.iter().find(|x| &x.name == n)).map(|x| x.hops().into_iter().map(|h| h.0).collect());
-        let hop = hops.iter().find(|h| next.as_ref().map_or(h.1 == to, |starts| starts.contains(&h.1))).unwrap_or(&hops[0]);
+        let next: Option<Vec<&str>> = named
+            .get(path.len() + 1)
+            .and_then(|n| links.iter().find(|x| &x.name == n))
+            .map(|x| x.hops().into_iter().map(|h| h.0).collect());
+        let hop = hops
+            .iter()
+            .find(|h| {
+                next.as_ref()
+                    .map_or(h.1 == to, |starts| starts.contains(&h.1))
+            })
+            .unwrap_or(&hops[0]);
         if visited.contains(&hop.1) {
-            return Err(format!("link \"{name}\" returns to \"{}\": a path visits each host once", hop.1));
+            return Err(format!(
+                "link \"{name}\" returns to \"{}\": a path visits each host once",
+                hop.1
+            ));
         }
         visited.push(hop.1);
         at = hop.1;
         path.push(i);
     }
     if at != to {
-        return Err(format!("the path ends at \"{at}\": expected it to reach \"{to}\""));
+        return Err(format!(
+            "the path ends at \"{at}\": expected it to reach \"{to}\""
+        ));
     }
     Ok(path)
 }
@@ -433,8 +629,15 @@ fn shortest_path(links: &[TopoLink], from: &str, to: &str) -> Result<Path, Strin
 
 /// Host and link names appear in results tables: letters, digits, `-`, `_`, `.`.
 fn check_id(name: &str) -> Result<(), String> {
-    if name.is_empty() || name.len() > 64 || !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')) {
-        return Err(format!("\"{name}\": expected 1 to 64 letters, digits, '-', '_' or '.'"));
+    if name.is_empty()
+        || name.len() > 64
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return Err(format!(
+            "\"{name}\": expected 1 to 64 letters, digits, '-', '_' or '.'"
+        ));
     }
     Ok(())
 }

@@ -18,8 +18,15 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
     let end = s
         .char_indices()
         .find(|&(i, c)| {
-            !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-' || c == '_'
-                || ((c == 'e' || c == 'E') && i > 0 && s[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-' || d == '+')))
+            !(c.is_ascii_digit()
+                || c == '.'
+                || c == '+'
+                || c == '-'
+                || c == '_'
+                || ((c == 'e' || c == 'E')
+                    && i > 0
+                    && s[i + 1..]
+                        .starts_with(|d: char| d.is_ascii_digit() || d == '-' || d == '+')))
         })
         .map(|(i, _)| i)
         .unwrap_or(s.len());
@@ -417,7 +424,9 @@ impl<'de> Deserialize<'de> for QueueLimit {
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<QueueLimit, E> {
                 if v <= 0 || v > u32::MAX as i64 {
-                    return Err(E::custom(format!("invalid queue limit {v}: expected at least 1 packet")));
+                    return Err(E::custom(format!(
+                        "invalid queue limit {v}: expected at least 1 packet"
+                    )));
                 }
                 Ok(QueueLimit::Packets(v as u32))
             }
@@ -442,8 +451,14 @@ mod tests {
 
     #[test]
     fn parses_the_units_scenarios_use() {
-        assert_eq!("200 ms".parse::<Time>().unwrap().0, Duration::from_millis(200));
-        assert_eq!("0.667 ms".parse::<Time>().unwrap().0, Duration::from_nanos(667_000));
+        assert_eq!(
+            "200 ms".parse::<Time>().unwrap().0,
+            Duration::from_millis(200)
+        );
+        assert_eq!(
+            "0.667 ms".parse::<Time>().unwrap().0,
+            Duration::from_nanos(667_000)
+        );
         assert_eq!("20 kbit/s".parse::<Rate>().unwrap().0, 20_000);
         assert_eq!("1.5 Mbit/s".parse::<Rate>().unwrap().0, 1_500_000);
         assert_eq!("16 dB".parse::<Decibel>().unwrap().0, 16.0);
@@ -452,7 +467,10 @@ mod tests {
         assert_eq!("3 MB".parse::<DataSize>().unwrap().0, 3_000_000);
         assert_eq!("3 Mbit".parse::<DataSize>().unwrap().0, 375_000);
         assert_eq!("64 KiB".parse::<DataSize>().unwrap().0, 65_536);
-        assert_eq!("1e-3 s".parse::<Time>().unwrap().0, Duration::from_millis(1));
+        assert_eq!(
+            "1e-3 s".parse::<Time>().unwrap().0,
+            Duration::from_millis(1)
+        );
         assert_eq!("1 %".parse::<Probability>().unwrap().0, 0.01);
         assert_eq!("100%".parse::<Probability>().unwrap().0, 1.0);
         assert_eq!("0.25".parse::<Probability>().unwrap().0, 0.25);
@@ -461,23 +479,54 @@ mod tests {
     #[test]
     fn refuses_missing_wrong_and_impossible_units() {
         assert!("200".parse::<Time>().unwrap_err().contains("needs a unit"));
-        assert!("200 parsecs".parse::<Time>().unwrap_err().contains("unknown time unit"));
-        assert!("-5 kbit/s".parse::<Rate>().unwrap_err().contains("positive"));
-        assert!("fast".parse::<Rate>().unwrap_err().contains("expected a rate"));
-        assert!("3 bit".parse::<DataSize>().unwrap_err().contains("whole number"));
+        assert!("200 parsecs"
+            .parse::<Time>()
+            .unwrap_err()
+            .contains("unknown time unit"));
+        assert!("-5 kbit/s"
+            .parse::<Rate>()
+            .unwrap_err()
+            .contains("positive"));
+        assert!("fast"
+            .parse::<Rate>()
+            .unwrap_err()
+            .contains("expected a rate"));
+        assert!("3 bit"
+            .parse::<DataSize>()
+            .unwrap_err()
+            .contains("whole number"));
         assert!("-1 m".parse::<Distance>().is_err());
-        assert!("101 %".parse::<Probability>().unwrap_err().contains("percentage"));
-        assert!("1 dB".parse::<Probability>().unwrap_err().contains("unknown unit"));
+        assert!("101 %"
+            .parse::<Probability>()
+            .unwrap_err()
+            .contains("percentage"));
+        assert!("1 dB"
+            .parse::<Probability>()
+            .unwrap_err()
+            .contains("unknown unit"));
     }
 
     #[test]
     fn canonical_strings_parse_back_to_the_same_value() {
-        for s in ["200 ms", "2 s", "666.666 us", "20 kbit/s", "1 Gbit/s", "1234 bit/s", "3 MB", "1500 B"] {
+        for s in [
+            "200 ms",
+            "2 s",
+            "666.666 us",
+            "20 kbit/s",
+            "1 Gbit/s",
+            "1234 bit/s",
+            "3 MB",
+            "1500 B",
+        ] {
             let t = s.parse::<Time>().map(|x| x.to_string());
             let r = s.parse::<Rate>().map(|x| x.to_string());
             let d = s.parse::<DataSize>().map(|x| x.to_string());
             for shown in [t, r, d].into_iter().flatten() {
-                assert!(shown.parse::<Time>().is_ok() || shown.parse::<Rate>().is_ok() || shown.parse::<DataSize>().is_ok());
+                assert!(
+                    shown.parse::<Time>().is_ok()
+                        || shown.parse::<Rate>().is_ok()
+                        || shown.parse::<DataSize>().is_ok()
+                );
             }
         }
         let t: Time = "666.666 us".parse().unwrap();

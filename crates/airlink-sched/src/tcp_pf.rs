@@ -320,7 +320,10 @@ pub(crate) mod tests {
         let mut tcp = TcpPf::new(5, 0.005, TcpParams::default());
         assert_eq!(tcp.schedule(&slot, &mut Ties::LowestIndex), Some(0));
         let u0 = tcp.state.users[0];
-        assert_eq!((u0.last, tcp.state.users[3].last, tcp.state.users[1].last), (4, 4, 0));
+        assert_eq!(
+            (u0.last, tcp.state.users[3].last, tcp.state.users[1].last),
+            (4, 4, 0)
+        );
         close(u0.phi, 0.0045, 1e-12);
         close(u0.sigma, 1.25e-5, 1e-12);
         close(tcp.state.avg.a[0], 0.999 + 320.0, 1e-12);
@@ -337,9 +340,17 @@ pub(crate) mod tests {
         let mut tcp = TcpPf::new(1, 0.005, TcpParams::default());
         let (rate, none, some) = ([320e3], [0u64], [8000u64]);
         for n in 0..1000 {
-            tcp.state.predict(&Slot { index: n, rate_bps: &rate, queue_bits: &none });
+            tcp.state.predict(&Slot {
+                index: n,
+                rate_bps: &rate,
+                queue_bits: &none,
+            });
         }
-        tcp.state.predict(&Slot { index: 1000, rate_bps: &rate, queue_bits: &some });
+        tcp.state.predict(&Slot {
+            index: 1000,
+            rate_bps: &rate,
+            queue_bits: &some,
+        });
         assert_eq!(tcp.state.users[0].last, 1000);
         close(tcp.state.predicted(0).0, 0.9 * 0.005, 1e-12);
         close(tcp.state.predicted(0).1, 0.5 * 0.005 * 0.005, 1e-15);

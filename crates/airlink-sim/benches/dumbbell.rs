@@ -16,12 +16,27 @@ static ALLOC: Counting = Counting;
 
 fn main() {
     // `cargo bench -- --quick` runs 10 s instead of 100 s.
-    let seconds = if std::env::args().any(|a| a == "--quick") { 10 } else { 100 };
+    let seconds = if std::env::args().any(|a| a == "--quick") {
+        10
+    } else {
+        100
+    };
     println!("dumbbell, {seconds} s simulated, RTT 22 ms, queue 1 BDP, MSS 1448, SACK");
-    println!("{:>12} {:>6} {:>10} {:>14} {:>12} {:>12} {:>14}", "bottleneck", "flows", "wall s", "link pkts/s", "sim s/wall s", "goodput Mb/s", "peak heap/flow");
+    println!(
+        "{:>12} {:>6} {:>10} {:>14} {:>12} {:>12} {:>14}",
+        "bottleneck",
+        "flows",
+        "wall s",
+        "link pkts/s",
+        "sim s/wall s",
+        "goodput Mb/s",
+        "peak heap/flow"
+    );
     for rate in [10_000_000u64, 100_000_000, 1_000_000_000] {
         for flows in [1u32, 10] {
-            let scenario = Scenario::from_toml(&dumbbell_toml(rate, flows, seconds, 22), "dumbbell.toml").unwrap();
+            let scenario =
+                Scenario::from_toml(&dumbbell_toml(rate, flows, seconds, 22), "dumbbell.toml")
+                    .unwrap();
             let base = counting_alloc::reset_peak();
             let start = Instant::now();
             let mut sim = Simulation::new(&scenario, false).unwrap();

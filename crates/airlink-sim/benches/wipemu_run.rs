@@ -11,7 +11,9 @@ fn wipemu(c: &mut Criterion) {
     let mut g = c.benchmark_group("wipemu_run");
     g.sample_size(10);
     for allocation in ["static", "best"] {
-        let s = base.with_overrides(&[format!("downlink.ofdm4g.allocation={allocation}")]).unwrap();
+        let s = base
+            .with_overrides(&[format!("downlink.ofdm4g.allocation={allocation}")])
+            .unwrap();
         g.bench_function(format!("adaptive_{allocation}_3MB"), |b| {
             b.iter(|| {
                 let mut sim = Simulation::new(&s, false).unwrap();

@@ -24,7 +24,10 @@ queue = "{bdp_bytes} B"
     );
     for i in 0..flows {
         // Starts 10 ms apart: simultaneous slow starts would synchronise the flows.
-        text += &format!("[[flow]]\nstart = \"{} ms\"\n[flow.tcp]\ntimestamps = true\nrwnd = \"64 MB\"\n", 10 * i);
+        text += &format!(
+            "[[flow]]\nstart = \"{} ms\"\n[flow.tcp]\ntimestamps = true\nrwnd = \"64 MB\"\n",
+            10 * i
+        );
     }
     text
 }
@@ -36,9 +39,12 @@ mod tests {
 
     #[test]
     fn the_dumbbell_is_a_valid_scenario_with_one_bdp_of_queue() {
-        let s = Scenario::from_toml(&dumbbell_toml(100_000_000, 10, 100, 22), "dumbbell.toml").unwrap();
+        let s =
+            Scenario::from_toml(&dumbbell_toml(100_000_000, 10, 100, 22), "dumbbell.toml").unwrap();
         assert_eq!(s.flow.len(), 10);
-        let Some(airlink_scenario::LinkModel::Pipe(p)) = &s.downlink else { panic!() };
+        let Some(airlink_scenario::LinkModel::Pipe(p)) = &s.downlink else {
+            panic!()
+        };
         assert_eq!(p.queue, airlink_scenario::units::QueueLimit::Bytes(275_000));
     }
 }

@@ -12,9 +12,12 @@ pub mod dumbbell;
 use airlink_engine::{Duration, EventQueue, Instant};
 use airlink_link::{Link, LinkEvent, Packet};
 use airlink_net::metrics::Recorder;
-use airlink_net::NO_FLOW;
 use airlink_net::order::{self, ARRIVE, CHANGE, SAMPLE, START, WAKE};
-pub use airlink_net::{BuildError, Dir, EventKind, Flow, FlowSummary, LinkId, LinkSummary, NetChange, Network, Outages, Pdu, Side, Summary, TimedChange};
+use airlink_net::NO_FLOW;
+pub use airlink_net::{
+    BuildError, Dir, EventKind, Flow, FlowSummary, LinkId, LinkSummary, NetChange, Network,
+    Outages, Pdu, Side, Summary, TimedChange,
+};
 use airlink_scenario as sc;
 
 /// A simulated packet: the transport's header fields, the flow, and how many bits links
@@ -157,7 +160,13 @@ impl Simulation {
             let mut flow = airlink_net::build::scenario_flow(f, i)?;
             flow.link_drops = Some(0); // the simulator attributes every drop to its flow
             queue.push(flow.start, START, i as u32, Event::FlowStart(i as u32));
-            flows.push(FlowSlot { flow, client_wake: None, server_wake: None, down_path: path.down, up_path: path.up });
+            flows.push(FlowSlot {
+                flow,
+                client_wake: None,
+                server_wake: None,
+                down_path: path.down,
+                up_path: path.up,
+            });
         }
         let unfinished_flows = flows.iter().filter(|slot| !slot.flow.done).count();
         let sample_interval = s.sample_interval.0;
@@ -173,7 +182,11 @@ impl Simulation {
             unfinished_flows,
             stop: Instant::ZERO + s.stop.0,
             sample_interval,
-            recorder: Recorder { enabled: record, event_log: s.event_log, ..Default::default() },
+            recorder: Recorder {
+                enabled: record,
+                event_log: s.event_log,
+                ..Default::default()
+            },
             now: Instant::ZERO,
             events_processed: 0,
             seed: s.seed,
@@ -295,14 +308,18 @@ impl Simulation {
             .iter()
             .map(|l| {
                 let s = l.link.stats();
-                s.packets_in.saturating_sub(s.packets_out + s.queue_drops + s.loss_drops)
+                s.packets_in
+                    .saturating_sub(s.packets_out + s.queue_drops + s.loss_drops)
             })
             .sum();
         let held = in_links as usize + self.outages.held();
         let rows = self.recorder.rows();
         let parts = [
             (events * EVENT_BYTES, format!("{events} pending events")),
-            (held * PACKET_BYTES, format!("{held} packets held by links and outages")),
+            (
+                held * PACKET_BYTES,
+                format!("{held} packets held by links and outages"),
+            ),
             (self.recorder.held_bytes(), {
                 let (table, n) = self.recorder.largest();
                 format!("{rows} time-series rows not yet written (most in {table}: {n})")
@@ -314,7 +331,10 @@ impl Simulation {
         }
         let mut parts = parts.to_vec();
         parts.sort_by_key(|p| std::cmp::Reverse(p.0));
-        let list: Vec<String> = parts.iter().map(|(bytes, what)| format!("{what} ({})", megabytes(*bytes))).collect();
+        let list: Vec<String> = parts
+            .iter()
+            .map(|(bytes, what)| format!("{what} ({})", megabytes(*bytes)))
+            .collect();
         Some(format!(
             "run stopped at {:.3} s simulated: its state took about {}, over memory_budget = \"{}\": {}; \
              raise memory_budget, or lower the rates or the stop time",
@@ -344,10 +364,21 @@ impl Simulation {
                     }
                     if self.recorder.enabled {
                         let link = pkt.corrupted_by.map_or("", |l| self.links[l as usize].name);
-                        self.recorder.events.push(now, EventKind::ChecksumDrop, link, f, pkt.wire_len(), pkt.bit_errors);
+                        self.recorder.events.push(
+                            now,
+                            EventKind::ChecksumDrop,
+                            link,
+                            f,
+                            pkt.wire_len(),
+                            pkt.bit_errors,
+                        );
                     }
                 } else {
-                    let side = if node == Node::Client(f) { Side::Client } else { Side::Server };
+                    let side = if node == Node::Client(f) {
+                        Side::Client
+                    } else {
+                        Side::Server
+                    };
                     if self.flows[f as usize].flow.receive(side, now, &pkt.pdu) {
                         self.unfinished_flows -= 1;
                     }
@@ -379,15 +410,30 @@ impl Simulation {
                         self.after_link(l);
                     }
                     Node::Client(f) | Node::Server(f) => {
-                        let side = if node == Node::Client(f) { Side::Client } else { Side::Server };
+                        let side = if node == Node::Client(f) {
+                            Side::Client
+                        } else {
+                            Side::Server
+                        };
                         let flow = &mut self.flows[f as usize].flow;
                         let logs_timeouts = side == Side::Server && self.recorder.logs_events();
-                        let timeouts = if logs_timeouts { flow.sample().timeouts } else { 0 };
+                        let timeouts = if logs_timeouts {
+                            flow.sample().timeouts
+                        } else {
+                            0
+                        };
                         flow.handle_timeout(side, now);
                         if logs_timeouts {
                             let after = flow.sample();
                             if after.timeouts > timeouts {
-                                self.recorder.segments.push(now, f, "timeout", 0, 0, after.cwnd_bytes);
+                                self.recorder.segments.push(
+                                    now,
+                                    f,
+                                    "timeout",
+                                    0,
+                                    0,
+                                    after.cwnd_bytes,
+                                );
                             }
                         }
                         self.after_endpoint(node);
@@ -403,7 +449,8 @@ impl Simulation {
             Event::Sample => {
                 self.take_samples();
                 if !self.sample_interval.is_zero() {
-                    self.queue.push(now + self.sample_interval, SAMPLE, 0, Event::Sample);
+                    self.queue
+                        .push(now + self.sample_interval, SAMPLE, 0, Event::Sample);
                 }
             }
         }
@@ -412,9 +459,15 @@ impl Simulation {
     /// The link that sent `pkt` towards `node` (none: it comes from its endpoint).
     fn previous_link(&self, pkt: &SimPacket) -> Option<LinkId> {
         let flow = &self.flows[pkt.flow as usize];
-        let path = if pkt.dir == Dir::Down { &flow.down_path } else { &flow.up_path };
+        let path = if pkt.dir == Dir::Down {
+            &flow.down_path
+        } else {
+            &flow.up_path
+        };
         // `hop` is one past the index of the node it arrives at.
-        (pkt.hop >= 2).then(|| path.get(pkt.hop as usize - 2).copied()).flatten()
+        (pkt.hop >= 2)
+            .then(|| path.get(pkt.hop as usize - 2).copied())
+            .flatten()
     }
 
     /// A packet arriving at a down link, or on its way from one.
@@ -426,8 +479,14 @@ impl Simulation {
     /// Keeps a packet an outage caught until its link is up, or drops it.
     fn hold_or_drop(&mut self, node: Node, pkt: SimPacket) {
         // The link on its way from: the outage took it in flight; else it arrived at the down link.
-        let lost = match self.previous_link(&pkt).filter(|&l| self.outages.is_down(l)) {
-            Some(l) => self.outages.catch_leaving(l, (node, pkt)).map(|(_, pkt)| (l, pkt)),
+        let lost = match self
+            .previous_link(&pkt)
+            .filter(|&l| self.outages.is_down(l))
+        {
+            Some(l) => self
+                .outages
+                .catch_leaving(l, (node, pkt))
+                .map(|(_, pkt)| (l, pkt)),
             None => match node {
                 Node::Link(l) => self.outages.catch_arriving(l, pkt).map(|pkt| (l, pkt)),
                 _ => unreachable!("caught by an outage"),
@@ -438,7 +497,14 @@ impl Simulation {
             *n += 1;
         }
         if self.recorder.enabled {
-            self.recorder.events.push(self.now, EventKind::Outage, self.links[l as usize].name, pkt.flow, pkt.wire_len(), 0);
+            self.recorder.events.push(
+                self.now,
+                EventKind::Outage,
+                self.links[l as usize].name,
+                pkt.flow,
+                pkt.wire_len(),
+                0,
+            );
         }
     }
 
@@ -446,24 +512,36 @@ impl Simulation {
         let now = self.now;
         let change = self.changes[i].change.clone();
         let (link, flow) = match &change {
-            NetChange::Set { link, .. } | NetChange::Down { link, .. } | NetChange::Up { link } => (Some(*link), NO_FLOW),
+            NetChange::Set { link, .. } | NetChange::Down { link, .. } | NetChange::Up { link } => {
+                (Some(*link), NO_FLOW)
+            }
             NetChange::Path { flow, .. } => (None, *flow),
         };
         if self.recorder.enabled {
             let name = link.map_or("", |l| self.links[l as usize].name);
-            self.recorder.events.push(now, change.kind(), name, flow, 0, 0);
+            self.recorder
+                .events
+                .push(now, change.kind(), name, flow, 0, 0);
         }
         match change {
             NetChange::Set { link, change } => {
                 // Validated: the scenario names only what the model can change.
-                self.links[link as usize].link.change(now, &change).expect("a change the model accepts");
+                self.links[link as usize]
+                    .link
+                    .change(now, &change)
+                    .expect("a change the model accepts");
                 self.after_link(link);
             }
             NetChange::Down { link, keep } => self.outages.take_down(link, keep),
             NetChange::Up { link } => {
                 let (leaving, arrived) = self.outages.bring_up(link);
                 for (node, pkt) in leaving {
-                    self.queue.push(now, ARRIVE, order::link_source(link), Event::Arrive(node, pkt));
+                    self.queue.push(
+                        now,
+                        ARRIVE,
+                        order::link_source(link),
+                        Event::Arrive(node, pkt),
+                    );
                 }
                 for pkt in arrived {
                     self.links[link as usize].link.enqueue(now, pkt);
@@ -493,7 +571,8 @@ impl Simulation {
             },
         };
         pkt.hop += 1;
-        self.queue.push(at, ARRIVE, source.id(), Event::Arrive(next, pkt));
+        self.queue
+            .push(at, ARRIVE, source.id(), Event::Arrive(next, pkt));
     }
 
     fn after_link(&mut self, l: LinkId) {
@@ -507,7 +586,11 @@ impl Simulation {
         let slot = &mut self.links[l as usize];
         while let Some(ev) = slot.link.poll_event() {
             if let LinkEvent::Drop { flow, .. } = ev {
-                if let Some(n) = self.flows.get_mut(flow as usize).and_then(|f| f.flow.link_drops.as_mut()) {
+                if let Some(n) = self
+                    .flows
+                    .get_mut(flow as usize)
+                    .and_then(|f| f.flow.link_drops.as_mut())
+                {
                     *n += 1;
                 }
             }
@@ -515,13 +598,38 @@ impl Simulation {
                 continue;
             }
             match ev {
-                LinkEvent::Drop { at, flow, bytes, reason } => {
-                    self.recorder.events.push(at, EventKind::Drop(reason), slot.name, flow, bytes, 0)
-                }
-                LinkEvent::ArqGaveUp { at, flow, bit_errors } => {
-                    self.recorder.events.push(at, EventKind::ArqGaveUp, slot.name, flow, 0, bit_errors)
-                }
-                LinkEvent::Served { at, slot: n, user, rate_bps, frame_error } if self.recorder.event_log => {
+                LinkEvent::Drop {
+                    at,
+                    flow,
+                    bytes,
+                    reason,
+                } => self.recorder.events.push(
+                    at,
+                    EventKind::Drop(reason),
+                    slot.name,
+                    flow,
+                    bytes,
+                    0,
+                ),
+                LinkEvent::ArqGaveUp {
+                    at,
+                    flow,
+                    bit_errors,
+                } => self.recorder.events.push(
+                    at,
+                    EventKind::ArqGaveUp,
+                    slot.name,
+                    flow,
+                    0,
+                    bit_errors,
+                ),
+                LinkEvent::Served {
+                    at,
+                    slot: n,
+                    user,
+                    rate_bps,
+                    frame_error,
+                } if self.recorder.event_log => {
                     let r = &mut self.recorder.slots;
                     r.time_ns.push(at.as_nanos());
                     r.link.push(slot.name);
@@ -538,7 +646,8 @@ impl Simulation {
             if slot.wake.is_none_or(|w| t < w) {
                 let t = t.max(now);
                 slot.wake = Some(t);
-                self.queue.push(t, WAKE, order::link_source(l), Event::Wake(Node::Link(l)));
+                self.queue
+                    .push(t, WAKE, order::link_source(l), Event::Wake(Node::Link(l)));
             }
         }
     }
@@ -550,22 +659,38 @@ impl Simulation {
             Node::Server(f) => (f, Side::Server, Dir::Down),
             Node::Link(_) => unreachable!("links are not endpoints"),
         };
-        if self.flows[f as usize].flow.react(f, side, now, &mut self.recorder) {
+        if self.flows[f as usize]
+            .flow
+            .react(f, side, now, &mut self.recorder)
+        {
             self.unfinished_flows -= 1;
         }
         while let Some(pdu) = self.flows[f as usize].flow.poll_transmit(side, now) {
             if let (Side::Server, Pdu::Tcp(seg)) = (side, &pdu) {
                 if seg.len > 0 && self.recorder.logs_events() {
                     let cwnd = self.flows[f as usize].flow.sample().cwnd_bytes;
-                    self.recorder.segments.push(now, f, "sent", seg.seq, seg.len, cwnd);
+                    self.recorder
+                        .segments
+                        .push(now, f, "sent", seg.seq, seg.len, cwnd);
                 }
             }
-            let pkt = SimPacket { flow: f, dir, hop: 0, pdu, bit_errors: 0, corrupted_by: None };
+            let pkt = SimPacket {
+                flow: f,
+                dir,
+                hop: 0,
+                pdu,
+                bit_errors: 0,
+                corrupted_by: None,
+            };
             self.forward(now, pkt, node);
         }
         let due = self.flows[f as usize].flow.poll_timeout(side);
         let slot = &mut self.flows[f as usize];
-        let pending = if side == Side::Client { &mut slot.client_wake } else { &mut slot.server_wake };
+        let pending = if side == Side::Client {
+            &mut slot.client_wake
+        } else {
+            &mut slot.server_wake
+        };
         if let Some(t) = due {
             if pending.is_none_or(|w| t < w) {
                 let t = t.max(now);
@@ -581,7 +706,9 @@ impl Simulation {
         }
         let now = self.now;
         for (i, slot) in self.flows.iter().enumerate() {
-            self.recorder.flows.push(now, i as u32, slot.flow.delivered, &slot.flow.sample());
+            self.recorder
+                .flows
+                .push(now, i as u32, slot.flow.delivered, &slot.flow.sample());
         }
         for slot in &mut self.links {
             let s = slot.link.sample(now);
@@ -621,12 +748,20 @@ impl Simulation {
             completed: self.flows.iter().all(|slot| slot.flow.completed()),
             sim_time_s: self.now.as_secs_f64(),
             events: self.events_processed,
-            flows: self.flows.iter().enumerate().map(|(i, slot)| slot.flow.summary(i as u32)).collect(),
+            flows: self
+                .flows
+                .iter()
+                .enumerate()
+                .map(|(i, slot)| slot.flow.summary(i as u32))
+                .collect(),
             links: self
                 .links
                 .iter()
                 .enumerate()
-                .map(|(i, l)| LinkSummary { outage_drops: self.outages.drops(i as LinkId), ..LinkSummary::of(l.name, l.model, l.link.as_ref(), l.checksum_drops) })
+                .map(|(i, l)| LinkSummary {
+                    outage_drops: self.outages.drops(i as LinkId),
+                    ..LinkSummary::of(l.name, l.model, l.link.as_ref(), l.checksum_drops)
+                })
                 .collect(),
         }
     }

@@ -14,7 +14,8 @@ fn run(text: &str) -> Summary {
 /// PFTK (SIGCOMM 1998, eq. 33) in packets per second: p loss probability, b packets acked
 /// per ACK, t0 the retransmission timeout, w_max the receiver window in packets.
 fn pftk_packets_per_s(p: f64, rtt: f64, b: f64, t0: f64, w_max: f64) -> f64 {
-    let denominator = rtt * (2.0 * b * p / 3.0).sqrt() + t0 * (3.0 * (3.0 * b * p / 8.0).sqrt()).min(1.0) * p * (1.0 + 32.0 * p * p);
+    let denominator = rtt * (2.0 * b * p / 3.0).sqrt()
+        + t0 * (3.0 * (3.0 * b * p / 8.0).sqrt()).min(1.0) * p * (1.0 + 32.0 * p * p);
     (w_max / rtt).min(1.0 / denominator)
 }
 
@@ -48,7 +49,10 @@ rwnd = "64 MB"
     // the 200 ms floor on the variance term.
     let rtt = 2.0 * one_way_ms as f64 / 1e3;
     let t0 = rtt + 0.2;
-    (measured, pftk_packets_per_s(loss, rtt, 2.0, t0, f64::INFINITY))
+    (
+        measured,
+        pftk_packets_per_s(loss, rtt, 2.0, t0, f64::INFINITY),
+    )
 }
 
 /// PFTK's own validation (their Figs. 7-12) shows measured/predicted within roughly 0.7 to
@@ -134,7 +138,11 @@ fn two_flows_of_one_protocol_share_a_bottleneck_fairly() {
     for congestion in ["newreno", "cubic"] {
         let (a, b) = two_flows(congestion);
         let j = jain(&[a, b]);
-        println!("{congestion}: {:.3} and {:.3} Mbit/s, Jain {j:.4}", a / 1e6, b / 1e6);
+        println!(
+            "{congestion}: {:.3} and {:.3} Mbit/s, Jain {j:.4}",
+            a / 1e6,
+            b / 1e6
+        );
         // Together they fill the link (goodput is below 10 Mbit/s by the 40 B of headers
         // per 1500 B and the start-up).
         assert!(a + b > 8.5e6 && a + b < 10e6, "{congestion}: {a} + {b}");

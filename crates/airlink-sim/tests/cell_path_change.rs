@@ -16,9 +16,16 @@ fn a_flow_moved_onto_a_cell_is_served_there() {
     sim.run();
     let sum = sim.summary();
     assert!(at_3s > 0, "flow a starts on the pipe");
-    assert!(sum.flows[0].bytes_delivered > at_3s, "flow a goes on through the cell");
+    assert!(
+        sum.flows[0].bytes_delivered > at_3s,
+        "flow a goes on through the cell"
+    );
     assert!(sum.flows[1].bytes_delivered > 0);
     let events = &sim.recorder().events;
-    let change = events.kind.iter().position(|k| *k == "path_change").expect("the change is logged");
+    let change = events
+        .kind
+        .iter()
+        .position(|k| *k == "path_change")
+        .expect("the change is logged");
     assert_eq!(events.flow[change], 0, "with the flow it moves");
 }

@@ -44,16 +44,30 @@ rwnd = "1 MB"
 protocol = "udp"
 rate = "500 kbit/s"
 "#);
-    let drops: u64 = s.links.iter().map(|l| l.queue_drops + l.loss_drops + l.checksum_drops).sum();
+    let drops: u64 = s
+        .links
+        .iter()
+        .map(|l| l.queue_drops + l.loss_drops + l.checksum_drops)
+        .sum();
     let attributed: u64 = s.flows.iter().map(|f| f.link_losses.unwrap()).sum();
     assert_eq!(attributed, drops);
     for f in &s.flows[..2] {
         let lost = f.link_losses.unwrap();
         assert!(lost >= 20, "{f:?}");
-        assert!(f.retransmissions >= lost * 9 / 10 && f.retransmissions <= lost * 11 / 10 + 2, "{f:?}");
-        assert!(f.spurious_retransmissions <= f.retransmissions - lost.min(f.retransmissions) + 2, "{f:?}");
+        assert!(
+            f.retransmissions >= lost * 9 / 10 && f.retransmissions <= lost * 11 / 10 + 2,
+            "{f:?}"
+        );
+        assert!(
+            f.spurious_retransmissions <= f.retransmissions - lost.min(f.retransmissions) + 2,
+            "{f:?}"
+        );
     }
     let udp = &s.flows[2];
     assert_eq!(udp.retransmissions, 0);
-    assert_eq!(udp.link_losses, udp.iperf.as_ref().map(|i| i.lost), "a CBR stream's losses are iperf's");
+    assert_eq!(
+        udp.link_losses,
+        udp.iperf.as_ref().map(|i| i.lost),
+        "a CBR stream's losses are iperf's"
+    );
 }

@@ -72,20 +72,28 @@ fn full_series_pause_the_run_for_a_drain_without_changing_it() {
             assert!(format!("{x:?}") == format!("{y:?}"), "{name}.{col} differs");
         }
     }
-    let Column::U64(times) = &parts.iter().find(|t| t.0 == "events").unwrap().1.columns[0].1 else { panic!("time_ns") };
+    let Column::U64(times) = &parts.iter().find(|t| t.0 == "events").unwrap().1.columns[0].1 else {
+        panic!("time_ns")
+    };
     assert!(times.is_sorted());
 }
 
 #[test]
 fn a_run_over_its_memory_budget_stops_saying_what_grew() {
     // Nobody drains: the drop events pile up until they pass 10 MB.
-    let text = OVERLOAD.replace("stop = \"1 s\"", "stop = \"60 s\"\nmemory_budget = \"10 MB\"");
+    let text = OVERLOAD.replace(
+        "stop = \"1 s\"",
+        "stop = \"60 s\"\nmemory_budget = \"10 MB\"",
+    );
     let mut s = sim(&text);
     assert!(s.run_until(airlink_engine::Instant::FAR_FUTURE));
     let why = s.over_budget().expect("over budget").to_string();
     assert!(why.starts_with("run stopped at "), "{why}");
     assert!(why.contains("over memory_budget = \"10 MB\""), "{why}");
-    assert!(why.contains("time-series rows not yet written (most in events: "), "{why}");
+    assert!(
+        why.contains("time-series rows not yet written (most in events: "),
+        "{why}"
+    );
     assert!(s.finished() && s.now() < airlink_engine::Instant::from_millis(60_000));
     // Draining as the runner does, the same run stays within the budget.
     let mut s = sim(&text.replace("stop = \"60 s\"", "stop = \"3 s\""));
@@ -119,5 +127,8 @@ copies = 1000
     let summary = s.summary();
     assert_eq!(summary.flows.len(), 1000);
     let done = summary.flows.iter().filter(|f| f.completed).count();
-    assert!(done > 900, "{done} of 1000 copies delivered their 20 kB in 2 s");
+    assert!(
+        done > 900,
+        "{done} of 1000 copies delivered their 20 kB in 2 s"
+    );
 }

@@ -29,7 +29,10 @@ stop = "10 s"
 "#;
     let s = run(base);
     let iperf = s.flows[0].iperf.clone().unwrap();
-    assert_eq!((iperf.datagrams, iperf.received, iperf.lost), (1250, 1250, 0));
+    assert_eq!(
+        (iperf.datagrams, iperf.received, iperf.lost),
+        (1250, 1250, 0)
+    );
     assert_eq!(iperf.jitter_ms, 0.0, "a constant path has no jitter");
     assert_eq!(s.flows[0].bytes_delivered, 1_250_000);
 
@@ -39,13 +42,17 @@ stop = "10 s"
     let dropped = s.links[1].loss_drops;
     // The receiver's count is exact, except a loss after the last arrival, which iperf
     // cannot see.
-    assert!(iperf.lost == dropped || iperf.lost + 1 == dropped, "{iperf:?} vs {dropped} dropped");
+    assert!(
+        iperf.lost == dropped || iperf.lost + 1 == dropped,
+        "{iperf:?} vs {dropped} dropped"
+    );
     assert!((40..=90).contains(&dropped), "{dropped} of 1250 at 5 %");
 }
 
 /// TFRC equation (spec D.7), bytes per second.
 fn tfrc(s: f64, r: f64, p: f64) -> f64 {
-    s / (r * (2.0 * p / 3.0).sqrt() + 4.0 * r * 3.0 * (3.0 * p / 8.0).sqrt() * p * (1.0 + 32.0 * p * p))
+    s / (r * (2.0 * p / 3.0).sqrt()
+        + 4.0 * r * 3.0 * (3.0 * p / 8.0).sqrt() * p * (1.0 + 32.0 * p * p))
 }
 
 #[test]
@@ -72,7 +79,10 @@ packet_size = "1000 B"
     println!("CCID-3: {goodput:.0} B/s, equation at p = 0.01: {expected:.0} B/s");
     // p is measured by loss events, not the link's loss probability, and the rate is
     // averaged over a fluctuating p (X(p) is convex): within 15 % (measured: +0.6 %).
-    assert!((goodput / expected - 1.0).abs() < 0.15, "{goodput} vs {expected}");
+    assert!(
+        (goodput / expected - 1.0).abs() < 0.15,
+        "{goodput} vs {expected}"
+    );
     assert_eq!(f.retransmissions, 0);
 }
 
@@ -102,7 +112,11 @@ start = "20 s"
         ));
         let tcp = s.flows[0].goodput_bps.unwrap();
         let dccp = s.flows[1].goodput_bps.unwrap();
-        println!("TCP {:.2} Mbit/s, CCID-{ccid} {:.2} Mbit/s", tcp / 1e6, dccp / 1e6);
+        println!(
+            "TCP {:.2} Mbit/s, CCID-{ccid} {:.2} Mbit/s",
+            tcp / 1e6,
+            dccp / 1e6
+        );
         // TFRC is designed to be within a factor of 2 of TCP's rate under the same
         // conditions (RFC 5348 §1; Floyd et al. 2000 report 0.5-2 in simulation); CCID-2
         // is TCP-like. Together they fill the link. Measured: CCID-2 1.13x, CCID-3 1.76x TCP.

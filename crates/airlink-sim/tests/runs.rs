@@ -8,7 +8,9 @@ const VALIDATION: &str = include_str!("../../../scenarios/wipemu/validation.toml
 
 fn run(text: &str, overrides: &[&str]) -> Summary {
     let s = Scenario::from_toml(text, "test.toml").unwrap();
-    let s = s.with_overrides(&overrides.iter().map(|o| o.to_string()).collect::<Vec<_>>()).unwrap();
+    let s = s
+        .with_overrides(&overrides.iter().map(|o| o.to_string()).collect::<Vec<_>>())
+        .unwrap();
     let mut sim = Simulation::new(&s, false).unwrap();
     sim.run();
     sim.summary()
@@ -16,7 +18,9 @@ fn run(text: &str, overrides: &[&str]) -> Summary {
 
 fn json(text: &str, overrides: &[&str], record: bool) -> String {
     let s = Scenario::from_toml(text, "test.toml").unwrap();
-    let s = s.with_overrides(&overrides.iter().map(|o| o.to_string()).collect::<Vec<_>>()).unwrap();
+    let s = s
+        .with_overrides(&overrides.iter().map(|o| o.to_string()).collect::<Vec<_>>())
+        .unwrap();
     let mut sim = Simulation::new(&s, record).unwrap();
     while !sim.run_until(sim.now() + airlink_engine::Duration::from_secs(5)) {
         sim.recorder().drain();
@@ -37,7 +41,9 @@ fn the_same_seed_gives_byte_identical_summaries() {
 #[test]
 fn slicing_a_run_by_event_budget_does_not_change_it() {
     let s = Scenario::from_toml(ADAPTIVE, "test.toml").unwrap();
-    let s = s.with_overrides(&["flow.0.bytes=300 kB".to_string()]).unwrap();
+    let s = s
+        .with_overrides(&["flow.0.bytes=300 kB".to_string()])
+        .unwrap();
     let mut sim = Simulation::new(&s, false).unwrap();
     let mut slices = 0;
     // Odd budgets: slices end mid-instant, between events due at the same time.
@@ -45,7 +51,10 @@ fn slicing_a_run_by_event_budget_does_not_change_it() {
         slices += 1;
     }
     assert!(sim.finished() && slices > 50, "{slices} slices");
-    assert_eq!(sim.summary_json(), json(ADAPTIVE, &["flow.0.bytes=300 kB"], false));
+    assert_eq!(
+        sim.summary_json(),
+        json(ADAPTIVE, &["flow.0.bytes=300 kB"], false)
+    );
 }
 
 /// Spec G: at fixed modulation without errors the steady goodput, compensated for TCP/IP
@@ -53,7 +62,9 @@ fn slicing_a_run_by_event_budget_does_not_change_it() {
 /// Small packets need more ACKs than the 20 kbit/s uplink carries (576-byte packets at
 /// 64-QAM: 34 kbit/s of delayed ACKs), so those cases get a faster uplink.
 fn table2_ratio(k: u32, bins: u32, symbols: u32, mtu: u32) -> f64 {
-    let names = ["bpsk", "4qam", "8qam", "16qam", "32qam", "64qam", "128qam", "256qam"];
+    let names = [
+        "bpsk", "4qam", "8qam", "16qam", "32qam", "64qam", "128qam", "256qam",
+    ];
     let s = run(
         VALIDATION,
         &[
@@ -64,7 +75,11 @@ fn table2_ratio(k: u32, bins: u32, symbols: u32, mtu: u32) -> f64 {
             // A window of 40 packets never overflows the 50-packet gateway queue.
             &format!("flow.0.tcp.rwnd={} B", 40 * mtu),
             "flow.0.bytes=1 MB",
-            if mtu < 1500 { "uplink.pipe.rate=1 Mbit/s" } else { "uplink.pipe.rate=20 kbit/s" },
+            if mtu < 1500 {
+                "uplink.pipe.rate=1 Mbit/s"
+            } else {
+                "uplink.pipe.rate=20 kbit/s"
+            },
         ],
     );
     let f = &s.flows[0];
@@ -88,9 +103,16 @@ fn table2_identity_holds_for_every_modulation() {
 
 #[test]
 fn table2_identity_holds_for_other_frame_and_packet_sizes() {
-    for (k, bins, symbols, mtu) in [(2, 1000, 96, 1500), (4, 2000, 50, 1000), (6, 1500, 108, 576)] {
+    for (k, bins, symbols, mtu) in [
+        (2, 1000, 96, 1500),
+        (4, 2000, 50, 1000),
+        (6, 1500, 108, 576),
+    ] {
         let r = table2_ratio(k, bins, symbols, mtu);
-        assert!((r - 1.0).abs() < 1e-3, "k={k} bins={bins} symbols={symbols} mtu={mtu}: ratio {r}");
+        assert!(
+            (r - 1.0).abs() < 1e-3,
+            "k={k} bins={bins} symbols={symbols} mtu={mtu}: ratio {r}"
+        );
     }
 }
 
@@ -113,7 +135,13 @@ fn adaptive_runs_complete_and_count_consistently() {
 
 #[test]
 fn a_low_arq_limit_loses_packets_to_bit_errors() {
-    let s = run(ADAPTIVE, &["downlink.ofdm4g.arq_max_retransmissions=0", "flow.0.bytes=500 kB"]);
+    let s = run(
+        ADAPTIVE,
+        &[
+            "downlink.ofdm4g.arq_max_retransmissions=0",
+            "flow.0.bytes=500 kB",
+        ],
+    );
     let (f, d) = (&s.flows[0], &s.links[1]);
     assert!(d.packets_given_up > 0);
     assert_eq!(d.checksum_drops, f.checksum_drops);
@@ -126,13 +154,28 @@ fn compared_configurations_see_the_same_channel() {
     // so the SNR samples of the link series agree between fixed and adaptive modulation.
     let snr = |m: &str| {
         let s = Scenario::from_toml(ADAPTIVE, "t.toml").unwrap();
-        let s = s.with_overrides(&[format!("downlink.ofdm4g.modulation={m}"), "flow.0.bytes=200 kB".into()]).unwrap();
+        let s = s
+            .with_overrides(&[
+                format!("downlink.ofdm4g.modulation={m}"),
+                "flow.0.bytes=200 kB".into(),
+            ])
+            .unwrap();
         let mut sim = Simulation::new(&s, true).unwrap();
         sim.run_until(airlink_engine::Instant::from_millis(2000));
         let tables = sim.recorder().drain();
         let links = &tables.iter().find(|(n, _)| *n == "links").unwrap().1;
-        match &links.columns.iter().find(|(c, _)| *c == "snr_db").unwrap().1 {
-            airlink_net::metrics::Column::F64(v) => v.iter().filter(|x| !x.is_nan()).copied().collect::<Vec<_>>(),
+        match &links
+            .columns
+            .iter()
+            .find(|(c, _)| *c == "snr_db")
+            .unwrap()
+            .1
+        {
+            airlink_net::metrics::Column::F64(v) => v
+                .iter()
+                .filter(|x| !x.is_nan())
+                .copied()
+                .collect::<Vec<_>>(),
             _ => unreachable!(),
         }
     };

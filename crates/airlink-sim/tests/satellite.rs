@@ -2,8 +2,8 @@
 //! 2 Mbit/s GEO link with bit errors, TCP-AFC against SACK TCP, throughput at each stage of
 //! the transfer (the study's Table 2); and without bit errors, against a competing TCP flow,
 //! AFC behaves like TCP.
-use airlink_scenario::Scenario;
 use airlink_net::metrics::Column;
+use airlink_scenario::Scenario;
 use airlink_sim::Simulation;
 
 const GEO: &str = include_str!("../../../scenarios/afc/geo.toml");
@@ -29,8 +29,19 @@ fn stages(congestion: &str, ber: f64) -> Vec<f64> {
             if name != "flows" {
                 continue;
             }
-            let col = |n: &str| table.columns.iter().find(|(c, _)| *c == n).map(|(_, v)| v.clone()).unwrap();
-            let (Column::U64(time), Column::U64(delivered)) = (col("time_ns"), col("delivered_bytes")) else { panic!() };
+            let col = |n: &str| {
+                table
+                    .columns
+                    .iter()
+                    .find(|(c, _)| *c == n)
+                    .map(|(_, v)| v.clone())
+                    .unwrap()
+            };
+            let (Column::U64(time), Column::U64(delivered)) =
+                (col("time_ns"), col("delivered_bytes"))
+            else {
+                panic!()
+            };
             for (t, d) in time.iter().zip(&delivered) {
                 for (i, mb) in STAGES.iter().enumerate() {
                     if reached[i].is_nan() && *d as f64 >= mb * 1e6 {
@@ -61,16 +72,27 @@ fn afc_keeps_its_rate_where_sack_tcp_collapses() {
     let tcp = stages("newreno", 5.4e-7);
     let afc = stages("afc", 5.4e-7);
     for (i, mb) in STAGES.iter().enumerate() {
-        println!("{mb:>4} MB: TCP {:>7.0} B/s  AFC {:>7.0} B/s  ratio {:.2}", tcp[i], afc[i], afc[i] / tcp[i]);
+        println!(
+            "{mb:>4} MB: TCP {:>7.0} B/s  AFC {:>7.0} B/s  ratio {:.2}",
+            tcp[i],
+            afc[i],
+            afc[i] / tcp[i]
+        );
     }
     let ratio = afc[6] / tcp[6];
     assert!((1.7..=3.2).contains(&ratio), "AFC/TCP at 20 MB: {ratio}");
     // From 1 MB on, AFC is ahead at every stage, as in the study.
-    assert!((1..STAGES.len()).all(|i| afc[i] > 1.3 * tcp[i]), "{tcp:?} {afc:?}");
+    assert!(
+        (1..STAGES.len()).all(|i| afc[i] > 1.3 * tcp[i]),
+        "{tcp:?} {afc:?}"
+    );
 
     let tcp = stages("newreno", 1e-5);
     let afc = stages("afc", 1e-5);
-    println!("BER 1e-5, 20 MB: TCP {:.0} B/s, AFC {:.0} B/s", tcp[6], afc[6]);
+    println!(
+        "BER 1e-5, 20 MB: TCP {:.0} B/s, AFC {:.0} B/s",
+        tcp[6], afc[6]
+    );
     assert!(afc[6] > tcp[6], "{tcp:?} {afc:?}");
 }
 
@@ -105,7 +127,13 @@ fn afc_behaves_like_tcp_under_congestion() {
         let (tcp, other_with_tcp) = run("newreno", queue);
         let (afc, other_with_afc) = run("afc", queue);
         println!("queue {queue}: TCP {tcp:.0} vs TCP {other_with_tcp:.0} bit/s; AFC {afc:.0} vs TCP {other_with_afc:.0} bit/s");
-        assert!((afc / tcp - 1.0).abs() < 0.25, "queue {queue}: AFC {afc} vs TCP {tcp}");
-        assert!(other_with_afc / other_with_tcp > 0.8, "queue {queue}: the competitor {other_with_afc} vs {other_with_tcp}");
+        assert!(
+            (afc / tcp - 1.0).abs() < 0.25,
+            "queue {queue}: AFC {afc} vs TCP {tcp}"
+        );
+        assert!(
+            other_with_afc / other_with_tcp > 0.8,
+            "queue {queue}: the competitor {other_with_afc} vs {other_with_tcp}"
+        );
     }
 }

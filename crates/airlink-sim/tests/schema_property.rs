@@ -41,7 +41,10 @@ fn rate() -> impl Strategy<Value = String> {
 }
 
 fn duration(hi_s: f64) -> impl Strategy<Value = String> {
-    prop_oneof![Just("0 s".to_string()), log_between(1e-6, hi_s).prop_map(|s| format!("{s:.6} s"))]
+    prop_oneof![
+        Just("0 s".to_string()),
+        log_between(1e-6, hi_s).prop_map(|s| format!("{s:.6} s"))
+    ]
 }
 
 fn queue() -> impl Strategy<Value = String> {
@@ -62,9 +65,13 @@ fn probability() -> impl Strategy<Value = String> {
 
 fn pipe(name: &str, must_rate: bool) -> impl Strategy<Value = String> {
     let name = name.to_string();
-    let rate = if must_rate { rate().prop_map(Some).boxed() } else { proptest::option::weighted(0.6, rate()).boxed() };
-    (rate, duration(20.0), queue(), probability(), probability())
-        .prop_map(move |(rate, delay, queue, loss, ber)| {
+    let rate = if must_rate {
+        rate().prop_map(Some).boxed()
+    } else {
+        proptest::option::weighted(0.6, rate()).boxed()
+    };
+    (rate, duration(20.0), queue(), probability(), probability()).prop_map(
+        move |(rate, delay, queue, loss, ber)| {
             let mut t = format!("[{name}]\ndelay = \"{delay}\"\nqueue = {queue}\nloss = {loss}\n");
             // Bit errors on most links would lose nearly every packet; keep them rare.
             if ber.len() < 8 {
@@ -74,7 +81,8 @@ fn pipe(name: &str, must_rate: bool) -> impl Strategy<Value = String> {
                 t += &format!("rate = \"{r}\"\n");
             }
             t
-        })
+        },
+    )
 }
 
 fn ofdm4g() -> impl Strategy<Value = String> {
@@ -105,23 +113,40 @@ fn ofdm4g() -> impl Strategy<Value = String> {
 }
 
 fn trace(dir: std::path::PathBuf) -> impl Strategy<Value = String> {
-    (proptest::collection::vec(0u64..4, 1..200), duration(10.0), queue()).prop_map(move |(counts, delay, queue)| {
-        let mut text = String::new();
-        for (ms, n) in counts.iter().enumerate() {
-            for _ in 0..*n {
-                text += &format!("{}\n", ms + 1);
+    (
+        proptest::collection::vec(0u64..4, 1..200),
+        duration(10.0),
+        queue(),
+    )
+        .prop_map(move |(counts, delay, queue)| {
+            let mut text = String::new();
+            for (ms, n) in counts.iter().enumerate() {
+                for _ in 0..*n {
+                    text += &format!("{}\n", ms + 1);
+                }
             }
-        }
-        text += &format!("{}\n", counts.len() + 1);
-        let path = dir.join(format!("t{}.trace", text.len() ^ counts.iter().sum::<u64>() as usize));
-        std::fs::write(&path, &text).unwrap();
-        format!("[downlink.trace]\nfile = {:?}\ndelay = \"{delay}\"\nqueue = {queue}\n", path.to_str().unwrap())
-    })
+            text += &format!("{}\n", counts.len() + 1);
+            let path = dir.join(format!(
+                "t{}.trace",
+                text.len() ^ counts.iter().sum::<u64>() as usize
+            ));
+            std::fs::write(&path, &text).unwrap();
+            format!(
+                "[downlink.trace]\nfile = {:?}\ndelay = \"{delay}\"\nqueue = {queue}\n",
+                path.to_str().unwrap()
+            )
+        })
 }
 
 fn flow() -> impl Strategy<Value = String> {
     let tcp = (
-        prop_oneof![Just("reno"), Just("newreno"), Just("cubic"), Just("veno"), Just("afc")],
+        prop_oneof![
+            Just("reno"),
+            Just("newreno"),
+            Just("cubic"),
+            Just("veno"),
+            Just("afc")
+        ],
         prop_oneof![Just("default"), Just("rfc"), Just("linux-2.4")],
         proptest::option::of(log_between(1.0, 1e9)),
         proptest::option::of(68u32..9001),
@@ -176,20 +201,30 @@ fn flow() -> impl Strategy<Value = String> {
             }
             t
         });
-    let name = proptest::option::weighted(0.2, proptest::collection::vec(prop_oneof![
-        8 => proptest::char::range('a', 'z'),
-        1 => Just('\u{202E}'),
-        1 => Just('\u{2067}'),
-        1 => Just('\u{200F}'),
-        1 => proptest::char::any(),
-    ], 1..6));
-    let copies = prop_oneof![12 => Just(1u32), 4 => 2u32..20, 2 => Just(300u32), 1 => Just(1001u32)];
+    let name = proptest::option::weighted(
+        0.2,
+        proptest::collection::vec(
+            prop_oneof![
+                8 => proptest::char::range('a', 'z'),
+                1 => Just('\u{202E}'),
+                1 => Just('\u{2067}'),
+                1 => Just('\u{200F}'),
+                1 => proptest::char::any(),
+            ],
+            1..6,
+        ),
+    );
+    let copies =
+        prop_oneof![12 => Just(1u32), 4 => 2u32..20, 2 => Just(300u32), 1 => Just(1001u32)];
     (prop_oneof![tcp, media], name, copies).prop_map(|(flow, name, copies)| {
         let (head, tail) = flow.split_once('\n').expect("[[flow]] line");
         let mut extra = String::new();
         if let Some(name) = name {
             // Raw characters (TOML has no Rust escapes); quotes and backslashes would end the string.
-            let name: String = name.into_iter().map(|c| if matches!(c, '"' | '\\') { '_' } else { c }).collect();
+            let name: String = name
+                .into_iter()
+                .map(|c| if matches!(c, '"' | '\\') { '_' } else { c })
+                .collect();
             extra += &format!("name = \"{name}\"\n");
         }
         if copies > 1 {
@@ -226,25 +261,52 @@ fn scenario(dir: std::path::PathBuf) -> impl Strategy<Value = String> {
 fn event_bound(s: &Scenario) -> u64 {
     let resolved = airlink_net::build::resolve(s).unwrap();
     let link_pps = |bps: u64| bps as f64 / (8.0 * 40.0);
-    let capacity = airlink_net::build::downlink_capacity_bps(&resolved).unwrap().unwrap_or(0);
-    let Some(airlink_scenario::LinkModel::Pipe(up)) = &resolved.uplink else { unreachable!("resolved") };
+    let capacity = airlink_net::build::downlink_capacity_bps(&resolved)
+        .unwrap()
+        .unwrap_or(0);
+    let Some(airlink_scenario::LinkModel::Pipe(up)) = &resolved.uplink else {
+        unreachable!("resolved")
+    };
     let pipes = [resolved.wired.as_ref(), resolved.access.as_ref(), Some(up)];
-    let mut pps = link_pps(capacity) + pipes.iter().flatten().filter_map(|p| p.rate).map(|r| link_pps(r.0)).sum::<f64>();
+    let mut pps = link_pps(capacity)
+        + pipes
+            .iter()
+            .flatten()
+            .filter_map(|p| p.rate)
+            .map(|r| link_pps(r.0))
+            .sum::<f64>();
     if let Some(airlink_scenario::LinkModel::Ofdm4g(o)) = &resolved.downlink {
         pps += o.bins_per_second as f64 * 2.0;
     }
     for f in &resolved.flow {
-        pps += f.rate.map_or(0.0, |r| r.0 as f64 / 8.0 / f.packet_size.map_or(1.0, |p| p.0 as f64)) + f.frame_rate.unwrap_or(0.0) * 100.0;
+        pps += f.rate.map_or(0.0, |r| {
+            r.0 as f64 / 8.0 / f.packet_size.map_or(1.0, |p| p.0 as f64)
+        }) + f.frame_rate.unwrap_or(0.0) * 100.0;
     }
     let per_flow_paths = 4.0 + if resolved.access.is_some() { 2.0 } else { 0.0 };
-    let samples = if resolved.sample_interval.0.is_zero() { 0.0 } else { 1.0 / resolved.sample_interval.0.as_secs_f64() };
+    let samples = if resolved.sample_interval.0.is_zero() {
+        0.0
+    } else {
+        1.0 / resolved.sample_interval.0.as_secs_f64()
+    };
     // Without a rate on the way down, TCP sends a window per round trip.
     let down_rated = capacity > 0 || pipes[..2].iter().flatten().any(|p| p.rate.is_some());
     if !down_rated {
-        let (wired, access) = (pipes[0].map_or(0.0, |p| p.delay.0.as_secs_f64()), pipes[1].map_or(0.0, |p| p.delay.0.as_secs_f64()));
-        let down = resolved.downlink.as_ref().map_or(0.0, |d| d.delay().as_secs_f64());
+        let (wired, access) = (
+            pipes[0].map_or(0.0, |p| p.delay.0.as_secs_f64()),
+            pipes[1].map_or(0.0, |p| p.delay.0.as_secs_f64()),
+        );
+        let down = resolved
+            .downlink
+            .as_ref()
+            .map_or(0.0, |d| d.delay().as_secs_f64());
         let rtt = (2.0 * wired + 2.0 * access + down + up.delay.0.as_secs_f64()).max(1e-3);
-        pps += resolved.flow.iter().filter_map(|f| f.tcp.rwnd).map(|w| w.0 as f64 / 40.0 / rtt).sum::<f64>();
+        pps += resolved
+            .flow
+            .iter()
+            .filter_map(|f| f.tcp.rwnd)
+            .map(|w| w.0 as f64 / 40.0 / rtt)
+            .sum::<f64>();
     }
     let run_s = resolved.stop.0.as_secs_f64();
     (run_s * (pps * per_flow_paths * 4.0 * resolved.flow.len() as f64 + samples) + 1e6) as u64
@@ -258,7 +320,12 @@ struct Tally {
     max_heap: usize,
 }
 
-static TALLY: Mutex<Tally> = Mutex::new(Tally { accepted: 0, refused: 0, max_events: 0, max_heap: 0 });
+static TALLY: Mutex<Tally> = Mutex::new(Tally {
+    accepted: 0,
+    refused: 0,
+    max_events: 0,
+    max_heap: 0,
+});
 
 fn tmp_dir() -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("airlink-schema-property-{}", std::process::id()));

@@ -41,7 +41,8 @@ pipe = { rate = "1 Gbit/s", delay = "1 ms" }
 "#;
 
 fn scenario(body: &str) -> Scenario {
-    Scenario::from_toml(&format!("stop = \"20 s\"\n{HOSTS}{body}"), "wlan.toml").unwrap_or_else(|e| panic!("{e}"))
+    Scenario::from_toml(&format!("stop = \"20 s\"\n{HOSTS}{body}"), "wlan.toml")
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn run(s: &Scenario) -> airlink_sim::Summary {
@@ -69,12 +70,26 @@ rate = "40 Mbit/s"
 "#,
     );
     let sum = run(&s);
-    let ip_bps: f64 = sum.flows.iter().map(|f| f.goodput_bps.unwrap() * 1498.0 / 1470.0).sum();
+    let ip_bps: f64 = sum
+        .flows
+        .iter()
+        .map(|f| f.goodput_bps.unwrap() * 1498.0 / 1470.0)
+        .sum();
     let model = bianchi_saturation_bps(&WlanParams::default(), 2, 1498);
-    println!("two stations: {:.2} Mbit/s of IP packets, Bianchi {:.2} Mbit/s", ip_bps / 1e6, model / 1e6);
-    assert!((ip_bps / model - 1.0).abs() < 0.05, "{ip_bps} against {model}");
+    println!(
+        "two stations: {:.2} Mbit/s of IP packets, Bianchi {:.2} Mbit/s",
+        ip_bps / 1e6,
+        model / 1e6
+    );
+    assert!(
+        (ip_bps / model - 1.0).abs() < 0.05,
+        "{ip_bps} against {model}"
+    );
     let share = sum.flows[0].goodput_bps.unwrap() / sum.flows[1].goodput_bps.unwrap();
-    assert!((share - 1.0).abs() < 0.05, "DCF is fair between equal stations: {share}");
+    assert!(
+        (share - 1.0).abs() < 0.05,
+        "DCF is fair between equal stations: {share}"
+    );
 }
 
 #[test]
@@ -92,11 +107,21 @@ congestion = "cubic"
     // Data alone would get one node's saturation throughput (1500-byte packets, 1448 B of
     // payload each with timestamps); the station's ACKs take part of the air.
     let alone = bianchi_saturation_bps(&WlanParams::default(), 1, 1500) * 1448.0 / 1500.0;
-    println!("TCP download {:.2} Mbit/s, data alone {:.2} Mbit/s", goodput / 1e6, alone / 1e6);
-    assert!(goodput > 0.7 * alone && goodput < 0.95 * alone, "{goodput} against {alone}");
+    println!(
+        "TCP download {:.2} Mbit/s, data alone {:.2} Mbit/s",
+        goodput / 1e6,
+        alone / 1e6
+    );
+    assert!(
+        goodput > 0.7 * alone && goodput < 0.95 * alone,
+        "{goodput} against {alone}"
+    );
     let bss = sum.links.iter().find(|l| l.name == "bss1").unwrap();
     assert_eq!(bss.model, "wlan");
-    assert!(bss.packets_in > 2 * bss.frames_sent / 3, "both directions cross the one medium");
+    assert!(
+        bss.packets_in > 2 * bss.frames_sent / 3,
+        "both directions cross the one medium"
+    );
 }
 
 const HANDOFF: &str = r#"
@@ -125,7 +150,12 @@ fn a_station_hands_off_its_flow_goes_on_through_the_new_access_point() {
         let link = |n: &str| sum.links.iter().find(|l| l.name == n).unwrap().clone();
         let (bss1, bss2) = (link("bss1"), link("bss2"));
         // The download's packets cross bss1 until 8 s, then bss2.
-        assert!(bss1.packets_out > 10_000 && bss2.packets_out > 10_000, "{} {}", bss1.packets_out, bss2.packets_out);
+        assert!(
+            bss1.packets_out > 10_000 && bss2.packets_out > 10_000,
+            "{} {}",
+            bss1.packets_out,
+            bss2.packets_out
+        );
         assert!(sum.flows[0].goodput_bps.unwrap() > 10e6);
         lost_at_ap1.push(bss1.loss_drops);
         // Same seed, same run.
@@ -136,14 +166,20 @@ fn a_station_hands_off_its_flow_goes_on_through_the_new_access_point() {
     // Dropping what ap1 queued for the station loses a window's worth; keeping it loses only
     // the few packets that reach ap1 after the station left (on the wire to it then).
     println!("lost at ap1: {lost_at_ap1:?}");
-    assert!(lost_at_ap1[0] > lost_at_ap1[1] + 50 && lost_at_ap1[1] < 10, "{lost_at_ap1:?}");
+    assert!(
+        lost_at_ap1[0] > lost_at_ap1[1] + 50 && lost_at_ap1[1] < 10,
+        "{lost_at_ap1:?}"
+    );
 }
 
 #[test]
 fn the_shipped_study_scenario_builds_and_its_flows_move_at_the_hand_offs() {
     let text = include_str!("../../../scenarios/wlan/dccp-handoff.toml");
     let s = Scenario::from_toml(text, "dccp-handoff.toml").unwrap();
-    let net = airlink_net::Network::<airlink_sim::SimPacket>::build(&airlink_net::build::resolve(&s).unwrap()).unwrap();
+    let net = airlink_net::Network::<airlink_sim::SimPacket>::build(
+        &airlink_net::build::resolve(&s).unwrap(),
+    )
+    .unwrap();
     let moves: Vec<(f64, u32)> = net
         .changes
         .iter()
@@ -161,24 +197,65 @@ fn bad_hand_offs_and_wlans_are_refused_where_they_are_written() {
     // Each error points at the line `at` (the last line with that text).
     let bad = |body: &str, at: &str, what: &str| {
         let text = format!("stop = \"20 s\"\n{HOSTS}{body}");
-        let line = text.lines().enumerate().filter(|l| l.1 == at).last().unwrap().0 + 1;
+        let line = text
+            .lines()
+            .enumerate()
+            .filter(|l| l.1 == at)
+            .last()
+            .unwrap()
+            .0
+            + 1;
         let e = Scenario::from_toml(&text, "wlan.toml").expect_err(body);
         assert_eq!(e.line, Some(line), "{body}: {e}");
         assert!(e.to_string().contains(what), "{body}: {e}");
         assert!(e.column.is_some());
     };
-    let h = |at: &str, station: &str, from: &str, to: &str| format!("[[handoff]]\nat = \"{at}\"\nstation = \"{station}\"\nfrom = \"{from}\"\nto = \"{to}\"\n");
+    let h = |at: &str, station: &str, from: &str, to: &str| {
+        format!("[[handoff]]\nat = \"{at}\"\nstation = \"{station}\"\nfrom = \"{from}\"\nto = \"{to}\"\n")
+    };
     let flow = "[[flow]]\nserver = \"server\"\nclient = \"sta1\"\n";
-    bad(&format!("{flow}{}", h("19.99 s", "sta1", "bss1", "bss2")), "at = \"19.99 s\"", "ends after the run's stop");
-    bad(&format!("{flow}{}", h("5 s", "sta9", "bss1", "bss2")), "station = \"sta9\"", "no host named \"sta9\"");
-    bad(&format!("{flow}{}", h("5 s", "server", "bss1", "bss2")), "station = \"server\"", "is not a station of \"bss1\"");
-    bad(&format!("{flow}{}", h("5 s", "sta1", "bss1", "ap1-up")), "to = \"ap1-up\"", "no WLAN named \"ap1-up\"");
-    bad(&format!("{flow}{}", h("5 s", "sta1", "bss7", "bss2")), "from = \"bss7\"", "no WLAN named \"bss7\"");
-    let overlap = format!("{flow}{}outage = \"1 s\"\n{}", h("5 s", "sta1", "bss1", "bss2"), h("5.5 s", "sta1", "bss2", "bss1"));
+    bad(
+        &format!("{flow}{}", h("19.99 s", "sta1", "bss1", "bss2")),
+        "at = \"19.99 s\"",
+        "ends after the run's stop",
+    );
+    bad(
+        &format!("{flow}{}", h("5 s", "sta9", "bss1", "bss2")),
+        "station = \"sta9\"",
+        "no host named \"sta9\"",
+    );
+    bad(
+        &format!("{flow}{}", h("5 s", "server", "bss1", "bss2")),
+        "station = \"server\"",
+        "is not a station of \"bss1\"",
+    );
+    bad(
+        &format!("{flow}{}", h("5 s", "sta1", "bss1", "ap1-up")),
+        "to = \"ap1-up\"",
+        "no WLAN named \"ap1-up\"",
+    );
+    bad(
+        &format!("{flow}{}", h("5 s", "sta1", "bss7", "bss2")),
+        "from = \"bss7\"",
+        "no WLAN named \"bss7\"",
+    );
+    let overlap = format!(
+        "{flow}{}outage = \"1 s\"\n{}",
+        h("5 s", "sta1", "bss1", "bss2"),
+        h("5.5 s", "sta1", "bss2", "bss1")
+    );
     bad(&overlap, "at = \"5.5 s\"", "within the outage of handoff 0");
     // A station already moved is no longer the old WLAN's.
-    let twice = format!("{flow}{}{}", h("5 s", "sta1", "bss1", "bss2"), h("9 s", "sta1", "bss1", "bss2"));
-    bad(&twice, "station = \"sta1\"", "is not a station of \"bss1\" at 9 s");
+    let twice = format!(
+        "{flow}{}{}",
+        h("5 s", "sta1", "bss1", "bss2"),
+        h("9 s", "sta1", "bss1", "bss2")
+    );
+    bad(
+        &twice,
+        "station = \"sta1\"",
+        "is not a station of \"bss1\" at 9 s",
+    );
 }
 
 #[test]
@@ -192,7 +269,11 @@ fn bad_wlan_tables_are_refused_where_they_are_written() {
     ];
     for (links, line, what) in cases {
         let text = format!("{links}[[flow]]\nserver = \"a\"\nclient = \"b\"\n");
-        let text = if links.starts_with("[downlink") { format!("{links}[[flow]]\n") } else { text };
+        let text = if links.starts_with("[downlink") {
+            format!("{links}[[flow]]\n")
+        } else {
+            text
+        };
         let e = Scenario::from_toml(&text, "w.toml").expect_err(links);
         assert!(e.to_string().contains(what), "{links}: {e}");
         assert_eq!(e.line, Some(line), "{links}: {e}");

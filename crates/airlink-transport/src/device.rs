@@ -48,7 +48,11 @@ pub struct DeviceLimitConfig {
 impl DeviceLimitConfig {
     /// A limit in packets/s and/or bits/s with the default buffer.
     pub fn new(packets_per_sec: Option<f64>, bits_per_sec: Option<u64>) -> Self {
-        DeviceLimitConfig { packets_per_sec, bits_per_sec, buffer_packets: DEFAULT_BUFFER_PACKETS }
+        DeviceLimitConfig {
+            packets_per_sec,
+            bits_per_sec,
+            buffer_packets: DEFAULT_BUFFER_PACKETS,
+        }
     }
 
     pub fn validate(&self) -> Result<(), DeviceLimitError> {
@@ -116,8 +120,17 @@ pub struct DeviceLimit {
 impl DeviceLimit {
     pub fn new(cfg: DeviceLimitConfig) -> Result<Self, DeviceLimitError> {
         cfg.validate()?;
-        let receive_cost = cfg.packets_per_sec.map_or(Duration::ZERO, |r| Duration::from_secs_f64(1.0 / r));
-        Ok(DeviceLimit { cfg, cpu_free: Instant::ZERO, bus_free: Instant::ZERO, receive_cost, departures: VecDeque::new(), stats: DeviceStats::default() })
+        let receive_cost = cfg
+            .packets_per_sec
+            .map_or(Duration::ZERO, |r| Duration::from_secs_f64(1.0 / r));
+        Ok(DeviceLimit {
+            cfg,
+            cpu_free: Instant::ZERO,
+            bus_free: Instant::ZERO,
+            receive_cost,
+            departures: VecDeque::new(),
+            stats: DeviceStats::default(),
+        })
     }
 
     /// The per-packet work a received packet costs (default: a sent packet's).
@@ -147,8 +160,14 @@ impl DeviceLimit {
 
     /// Service time of a packet of `bytes`.
     pub fn service_time(&self, bytes: u32) -> Duration {
-        let per_packet = self.cfg.packets_per_sec.map_or(Duration::ZERO, |r| Duration::from_secs_f64(1.0 / r));
-        let per_bit = self.cfg.bits_per_sec.map_or(Duration::ZERO, |b| Duration::for_bits(8 * bytes as u64, b));
+        let per_packet = self
+            .cfg
+            .packets_per_sec
+            .map_or(Duration::ZERO, |r| Duration::from_secs_f64(1.0 / r));
+        let per_bit = self
+            .cfg
+            .bits_per_sec
+            .map_or(Duration::ZERO, |b| Duration::for_bits(8 * bytes as u64, b));
         per_packet.max(per_bit)
     }
 
@@ -190,12 +209,21 @@ impl DeviceLimit {
             self.stats.bytes_refused += bytes as u64;
             return None;
         }
-        let per_packet = self.cfg.packets_per_sec.map_or(Duration::ZERO, |r| Duration::from_secs_f64(1.0 / r));
-        let per_bit = self.cfg.bits_per_sec.map_or(Duration::ZERO, |b| Duration::for_bits(8 * bytes as u64, b));
+        let per_packet = self
+            .cfg
+            .packets_per_sec
+            .map_or(Duration::ZERO, |r| Duration::from_secs_f64(1.0 / r));
+        let per_bit = self
+            .cfg
+            .bits_per_sec
+            .map_or(Duration::ZERO, |b| Duration::for_bits(8 * bytes as u64, b));
         self.cpu_free = self.cpu_free.max(now) + per_packet;
         self.bus_free = self.bus_free.max(now) + per_bit;
         // Departures keep their order (the interface sends what the host hands it in turn).
-        let leave = self.cpu_free.max(self.bus_free).max(self.departures.back().copied().unwrap_or(now));
+        let leave = self
+            .cpu_free
+            .max(self.bus_free)
+            .max(self.departures.back().copied().unwrap_or(now));
         self.departures.push_back(leave);
         // Only the last `buffer_packets` departures can still be in the host.
         while self.departures.len() > self.cfg.buffer_packets as usize {
@@ -218,23 +246,43 @@ mod tests {
     #[test]
     fn packets_leave_one_service_time_apart_and_the_buffer_bounds_the_host() {
         // 1 Mbit/s: a 125-byte packet takes 1 ms; buffer 2.
-        let mut d = DeviceLimit::new(DeviceLimitConfig { buffer_packets: 2, ..DeviceLimitConfig::new(None, Some(1_000_000)) }).unwrap();
+        let mut d = DeviceLimit::new(DeviceLimitConfig {
+            buffer_packets: 2,
+            ..DeviceLimitConfig::new(None, Some(1_000_000))
+        })
+        .unwrap();
         assert_eq!(d.service_time(125), Duration::from_millis(1));
         assert_eq!(d.offer(us(0), 125), Some(us(1000)));
         assert_eq!(d.offer(us(0), 125), Some(us(2000)));
         assert!(!d.has_room(us(999)));
         assert_eq!(d.wake_at(us(999)), Some(us(1000)));
-        assert_eq!(d.sender_wake(us(999), Some(us(500))), Some(us(1000)), "a due send waits for room");
+        assert_eq!(
+            d.sender_wake(us(999), Some(us(500))),
+            Some(us(1000)),
+            "a due send waits for room"
+        );
         assert_eq!(d.sender_wake(us(999), Some(us(5000))), Some(us(5000)));
         assert_eq!(d.sender_wake(us(999), None), Some(us(1000)));
         assert_eq!(d.offer(us(999), 125), None, "buffer full");
         assert!(d.has_room(us(1000)));
         assert_eq!(d.wake_at(us(1000)), None);
         assert_eq!(d.sender_wake(us(1000), Some(us(500))), Some(us(500)));
-        assert_eq!(d.offer(us(1000), 125), Some(us(3000)), "queued behind the second");
+        assert_eq!(
+            d.offer(us(1000), 125),
+            Some(us(3000)),
+            "queued behind the second"
+        );
         // Idle host: service starts at once.
         assert_eq!(d.offer(us(10_000), 250), Some(us(12_000)));
-        assert_eq!(d.stats(), &DeviceStats { packets_accepted: 4, bytes_accepted: 625, packets_refused: 1, bytes_refused: 125 });
+        assert_eq!(
+            d.stats(),
+            &DeviceStats {
+                packets_accepted: 4,
+                bytes_accepted: 625,
+                packets_refused: 1,
+                bytes_refused: 125
+            }
+        );
     }
 
     #[test]
@@ -269,11 +317,23 @@ mod tests {
     #[test]
     fn a_received_packet_costs_a_sent_packets_work_and_slows_the_sends_behind_it() {
         // 1000 packets/s and 8 Mbit/s: a 500-byte packet is CPU-bound (1 ms), its bytes 0.5 ms.
-        let mut d = DeviceLimit::new(DeviceLimitConfig { buffer_packets: 100, ..DeviceLimitConfig::new(Some(1000.0), Some(8_000_000)) }).unwrap();
-        assert_eq!(d.receive_cost(), Duration::from_millis(1), "a sent packet's per-packet work");
+        let mut d = DeviceLimit::new(DeviceLimitConfig {
+            buffer_packets: 100,
+            ..DeviceLimitConfig::new(Some(1000.0), Some(8_000_000))
+        })
+        .unwrap();
+        assert_eq!(
+            d.receive_cost(),
+            Duration::from_millis(1),
+            "a sent packet's per-packet work"
+        );
         assert_eq!(d.offer(us(0), 500), Some(us(1000)));
         d.charge_received(us(0));
-        assert_eq!(d.offer(us(0), 500), Some(us(3000)), "behind the received packet's work");
+        assert_eq!(
+            d.offer(us(0), 500),
+            Some(us(3000)),
+            "behind the received packet's work"
+        );
         // One received packet per data packet halves a CPU-bound sender: n sends take 2n ms.
         let mut t = us(3000);
         for _ in 0..1000 {
@@ -283,7 +343,11 @@ mod tests {
         assert_eq!(t, us(3000 + 2 * 1_000_000));
         // A byte-bound sender (1500 B: 1.5 ms of bytes, 1 ms of work) absorbs a received packet
         // per two sent: the work (2 + 1 ms per 3 ms) stays within the bytes' 3 ms.
-        let mut b = DeviceLimit::new(DeviceLimitConfig { buffer_packets: 10_000, ..DeviceLimitConfig::new(Some(1000.0), Some(8_000_000)) }).unwrap();
+        let mut b = DeviceLimit::new(DeviceLimitConfig {
+            buffer_packets: 10_000,
+            ..DeviceLimitConfig::new(Some(1000.0), Some(8_000_000))
+        })
+        .unwrap();
         let mut t = Instant::ZERO;
         for k in 0..1000 {
             if k % 2 == 0 {
@@ -300,12 +364,33 @@ mod tests {
 
     #[test]
     fn bad_limits_are_refused() {
-        assert_eq!(DeviceLimit::new(DeviceLimitConfig::new(None, None)).err(), Some(DeviceLimitError::NoRate));
-        assert_eq!(DeviceLimit::new(DeviceLimitConfig::new(Some(0.0), None)).err(), Some(DeviceLimitError::BadRate));
-        assert_eq!(DeviceLimit::new(DeviceLimitConfig::new(Some(-5.0), None)).err(), Some(DeviceLimitError::BadRate));
-        assert_eq!(DeviceLimit::new(DeviceLimitConfig::new(Some(f64::NAN), None)).err(), Some(DeviceLimitError::BadRate));
-        assert_eq!(DeviceLimit::new(DeviceLimitConfig::new(None, Some(0))).err(), Some(DeviceLimitError::BadRate));
-        let no_buffer = DeviceLimitConfig { buffer_packets: 0, ..DeviceLimitConfig::new(None, Some(1)) };
-        assert_eq!(DeviceLimit::new(no_buffer).err(), Some(DeviceLimitError::NoBuffer));
+        assert_eq!(
+            DeviceLimit::new(DeviceLimitConfig::new(None, None)).err(),
+            Some(DeviceLimitError::NoRate)
+        );
+        assert_eq!(
+            DeviceLimit::new(DeviceLimitConfig::new(Some(0.0), None)).err(),
+            Some(DeviceLimitError::BadRate)
+        );
+        assert_eq!(
+            DeviceLimit::new(DeviceLimitConfig::new(Some(-5.0), None)).err(),
+            Some(DeviceLimitError::BadRate)
+        );
+        assert_eq!(
+            DeviceLimit::new(DeviceLimitConfig::new(Some(f64::NAN), None)).err(),
+            Some(DeviceLimitError::BadRate)
+        );
+        assert_eq!(
+            DeviceLimit::new(DeviceLimitConfig::new(None, Some(0))).err(),
+            Some(DeviceLimitError::BadRate)
+        );
+        let no_buffer = DeviceLimitConfig {
+            buffer_packets: 0,
+            ..DeviceLimitConfig::new(None, Some(1))
+        };
+        assert_eq!(
+            DeviceLimit::new(no_buffer).err(),
+            Some(DeviceLimitError::NoBuffer)
+        );
     }
 }

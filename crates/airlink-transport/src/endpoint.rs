@@ -797,8 +797,7 @@ impl TcpEndpoint {
         }
         let rwnd_room = (self.snd_una + self.snd_wnd).saturating_sub(self.snd_max);
         let recovering = self.recovery != RecoveryState::Open || !self.lost_rexmits.is_empty();
-        let wants = self.cwnd_room() > 0
-            && ((self.has_new_data() && rwnd_room > 0) || recovering);
+        let wants = self.cwnd_room() > 0 && ((self.has_new_data() && rwnd_room > 0) || recovering);
         self.pace_at = wants.then(|| self.pacer.release());
         true
     }

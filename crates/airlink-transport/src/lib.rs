@@ -47,9 +47,10 @@ pub mod udp;
 
 pub use config::{initial_window_segments, ConfigError, Recovery, TcpConfig};
 pub use congestion::{
-    AckEvent, Afc, AfcConfig, Bbr, BbrMode, CongestionConfig, CongestionConfigError, CongestionController,
-    CongestionEvent, CongestionKind, ControllerFactory, ControllerInit, ControllerProbe, Cubic,
-    CubicConfig, LossView, RateSample, CaState, RecoveryExit, RecoveryKind, Reno, UnknownCongestion, Veno, VenoConfig,
+    AckEvent, Afc, AfcConfig, Bbr, BbrMode, CaState, CongestionConfig, CongestionConfigError,
+    CongestionController, CongestionEvent, CongestionKind, ControllerFactory, ControllerInit,
+    ControllerProbe, Cubic, CubicConfig, LossView, RateSample, RecoveryExit, RecoveryKind, Reno,
+    UnknownCongestion, Veno, VenoConfig,
 };
 pub use dccp::{
     Ccid, DccpApp, DccpConfig, DccpConfigError, DccpEndpoint, DccpEvent, DccpPacket, DccpState,

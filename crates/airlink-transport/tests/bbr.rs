@@ -30,7 +30,12 @@ fn cfg(cc: CongestionConfig) -> TcpConfig {
 
 /// A bulk download for `secs` over a 10 Mbit/s bottleneck of `queue` packets with random
 /// loss `loss`, 20 ms each way.
-fn bulk(cc: CongestionConfig, down: LinkConfig, secs: u64, seed: u64) -> (Pair, Arc<LoggedFactory>) {
+fn bulk(
+    cc: CongestionConfig,
+    down: LinkConfig,
+    secs: u64,
+    seed: u64,
+) -> (Pair, Arc<LoggedFactory>) {
     let up = LinkConfig::delay(ms(20));
     let mut p = Pair::new(cfg(cc.clone()), cfg(cc.clone()), up, down, seed);
     let log = p.log_server(cfg(cc));
@@ -80,7 +85,13 @@ fn probes(log: &LoggedFactory) -> Vec<(Instant, ControllerProbe)> {
 fn startup_drain_probe_bw_on_a_deep_buffer() {
     let queue = (4.0 * BDP / MSS) as usize;
     let cc = CongestionConfig::Bbr;
-    let mut p = Pair::new(cfg(cc.clone()), cfg(cc.clone()), LinkConfig::delay(ms(20)), bottleneck(queue, 0.0), 1);
+    let mut p = Pair::new(
+        cfg(cc.clone()),
+        cfg(cc.clone()),
+        LinkConfig::delay(ms(20)),
+        bottleneck(queue, 0.0),
+        1,
+    );
     let log = p.log_server(cfg(cc));
     p.record = true;
     p.download(u64::MAX / 4);
@@ -96,7 +107,9 @@ fn startup_drain_probe_bw_on_a_deep_buffer() {
     let (t_bw, _) = first("probe_bw").expect("PROBE_BW entered");
     let rounds = drain.rounds.unwrap() as f64;
     let expect = (BDP / (10.0 * MSS)).log2() + 4.0;
-    eprintln!("full pipe in round {rounds} (expected ≈ {expect:.2}) at {t_drain}; PROBE_BW at {t_bw}");
+    eprintln!(
+        "full pipe in round {rounds} (expected ≈ {expect:.2}) at {t_drain}; PROBE_BW at {t_bw}"
+    );
     assert!(
         rounds >= expect.floor() && rounds <= expect.ceil() + 1.0,
         "full pipe in round {rounds}, expected about {expect:.2}"
@@ -104,7 +117,10 @@ fn startup_drain_probe_bw_on_a_deep_buffer() {
     assert!(*t_bw < *t_drain + ms(200), "DRAIN lasted till {t_bw}");
     // The bandwidth estimate is the bottleneck's payload rate.
     let bw = probes.last().unwrap().1.bandwidth.unwrap();
-    assert!((bw / PAYLOAD_RATE - 1.0).abs() < 0.02, "bw {bw}, want {PAYLOAD_RATE}");
+    assert!(
+        (bw / PAYLOAD_RATE - 1.0).abs() < 0.02,
+        "bw {bw}, want {PAYLOAD_RATE}"
+    );
     // Queue in PROBE_BW, in BDPs: the rise over each 5/4 phase, the mean elsewhere.
     let bdp_pkts = BDP / MSS;
     let mut rises = Vec::new();
@@ -150,10 +166,17 @@ fn startup_drain_probe_bw_on_a_deep_buffer() {
 fn bbr_keeps_goodput_under_random_loss_where_cubic_collapses() {
     let queue = (0.25 * BDP / MSS).round() as usize;
     let (bbr, _) = bulk(CongestionConfig::Bbr, bottleneck(queue, 0.01), 30, 3);
-    let (cubic, _) = bulk(CongestionConfig::from_name("cubic").unwrap(), bottleneck(queue, 0.01), 30, 3);
+    let (cubic, _) = bulk(
+        CongestionConfig::from_name("cubic").unwrap(),
+        bottleneck(queue, 0.01),
+        30,
+        3,
+    );
     let gb = goodput(&bbr, 5.0, 30.0) / PAYLOAD_RATE;
     let gc = goodput(&cubic, 5.0, 30.0) / PAYLOAD_RATE;
-    eprintln!("1 % loss, {queue}-packet queue: goodput BBR {gb:.3}, CUBIC {gc:.3} of the bottleneck");
+    eprintln!(
+        "1 % loss, {queue}-packet queue: goodput BBR {gb:.3}, CUBIC {gc:.3} of the bottleneck"
+    );
     assert!(gb >= 0.8, "BBR {gb}");
     assert!(gc < 0.6, "CUBIC {gc}");
 }
@@ -202,7 +225,9 @@ fn policer_triggers_long_term_bandwidth() {
     };
     let (p, log) = bulk(CongestionConfig::Bbr, down, 20, 4);
     let probes = probes(&log);
-    let lt = probes.iter().find_map(|(t, pr)| pr.lt_bandwidth.map(|b| (*t, b)));
+    let lt = probes
+        .iter()
+        .find_map(|(t, pr)| pr.lt_bandwidth.map(|b| (*t, b)));
     let (t, lt_bw) = lt.expect("lt_bw in use");
     let police_payload = police_bps as f64 / 8.0 * MSS / (MSS + 40.0);
     eprintln!(

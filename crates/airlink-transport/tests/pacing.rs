@@ -5,8 +5,7 @@ mod harness;
 
 use airlink_engine::{Duration, Instant};
 use airlink_transport::{
-    AckEvent, CongestionController, CongestionEvent, ControllerFactory, ControllerInit,
-    TcpConfig,
+    AckEvent, CongestionController, CongestionEvent, ControllerFactory, ControllerInit, TcpConfig,
 };
 use harness::{LinkConfig, Pair};
 use std::sync::Arc;

@@ -289,7 +289,11 @@ impl Bbr {
 
     /// `bbr_tso_segs_goal`, in segments.
     fn tso_segs(&self) -> u64 {
-        let min = if self.pacing_rate < MIN_TSO_RATE { 1 } else { 2 };
+        let min = if self.pacing_rate < MIN_TSO_RATE {
+            1
+        } else {
+            2
+        };
         let bytes = (self.pacing_rate / 1024.0) as u64;
         (bytes / self.smss).max(min).min(127)
     }
@@ -517,9 +521,7 @@ impl Bbr {
             self.probe_rtt_done_stamp = None;
         }
         if self.mode == BbrMode::ProbeRtt {
-            if self.probe_rtt_done_stamp.is_none()
-                && rs.in_flight <= CWND_MIN_PACKETS * self.smss
-            {
+            if self.probe_rtt_done_stamp.is_none() && rs.in_flight <= CWND_MIN_PACKETS * self.smss {
                 self.probe_rtt_done_stamp = Some(now + PROBE_RTT_TIME);
                 self.probe_rtt_round_done = false;
                 self.next_rtt_delivered = self.delivered;

@@ -11,8 +11,7 @@ use airlink_engine::{Duration, Instant, RngStream};
 use airlink_transport::{
     AckEvent, CongestionConfig, CongestionController, CongestionEvent, CongestionKind,
     ControllerFactory, ControllerInit, ControllerProbe, LossView, RateSample, RecoveryExit, Role,
-    Segment,
-    TcpConfig, TcpEndpoint, TcpEvent,
+    Segment, TcpConfig, TcpEndpoint, TcpEvent,
 };
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
