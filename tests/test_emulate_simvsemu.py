@@ -35,8 +35,8 @@ def test_simulation_and_emulation_agree_on_the_adaptive_downlink(tmp_path) -> No
     # (Linux's HyStart and pacing; the kernel's window overflows the 50-packet gateway queue
     # now and then, airlink's does not), and the emulator's clock may stall for a millisecond.
     assert 0.85 < emu_steady / sim_steady < 1.15, (emu_steady, sim_steady)
-    emu_links = {l["name"]: l for l in json.loads((tmp_path / "emu" / "summary.json").read_text())["links"]}
-    sim_links = {l["name"]: l for l in sim["links"]}
+    emu_links = {link["name"]: link for link in json.loads((tmp_path / "emu" / "summary.json").read_text())["links"]}
+    sim_links = {link["name"]: link for link in sim["links"]}
     # The same channel realisation: frame error shares within a few per cent of each other.
-    share = lambda l: l["frame_errors"] / l["frames_sent"]  # noqa: E731
+    share = lambda link: link["frame_errors"] / link["frames_sent"]  # noqa: E731
     assert abs(share(emu_links["downlink"]) - share(sim_links["downlink"])) < 0.03

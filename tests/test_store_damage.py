@@ -166,7 +166,7 @@ def test_report_refuses_a_damaged_table_with_its_name(sweep: tuple[Path, Path], 
     with pytest.raises(store.StoreError, match=f"{table}: damaged table"):
         store.load(root, "summary")
     # A resume rebuilds the tables from the records, running nothing.
-    err = resume(exp, root, capsys)
+    resume(exp, root, capsys)
     assert counted == []  # (its lack of checksums was said by the load above: once per store)
     assert len(store.load(root, "summary"))
 

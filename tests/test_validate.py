@@ -4,7 +4,6 @@ known inputs, and the quick matrix in emulation against the agreement bounds (ro
 from __future__ import annotations
 
 import csv
-import json
 import struct
 from pathlib import Path
 

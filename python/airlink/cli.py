@@ -723,7 +723,7 @@ def _parse_rate(ctx: click.Context, param: click.Parameter, value: str | None) -
     try:
         return _core.parse_rate(value)
     except ValueError as e:
-        raise click.BadParameter(str(e))
+        raise click.BadParameter(str(e)) from None
 
 
 @cli.group(hidden=True)
@@ -739,7 +739,7 @@ def _udpgen_call(fn: Any, as_json: bool, **kwargs: Any) -> None:
     try:
         report = json.loads(fn(**kwargs))
     except ValueError as e:
-        raise click.UsageError(str(e))
+        raise click.UsageError(str(e)) from None
     except _core.EmulationError as e:
         click.echo(f"airlink udpgen: {e}", err=True)
         sys.exit(EXIT_REFUSED)

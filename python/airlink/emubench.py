@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from airlink import _core
 from airlink import emulate as emulation
 
 PARTS = ("linerate", "delay", "table2", "throughput", "cpu", "idle", "timing", "own", "gateway")
@@ -193,7 +192,7 @@ class VethPair:
                 time.sleep(0.005)
         a, b = self.pids
         subprocess.run(["ip", "link", "add", "v0", "netns", str(a), "type", "veth", "peer", "v1", "netns", str(b)], check=True)
-        for pid, dev, me, peer in ((a, "v0", "10.78.0.1", "10.78.0.2"), (b, "v1", "10.78.0.2", "10.78.0.1")):
+        for pid, dev, me, _peer in ((a, "v0", "10.78.0.1", "10.78.0.2"), (b, "v1", "10.78.0.2", "10.78.0.1")):
             for cmd in (["ip", "link", "set", "lo", "up"], ["ip", "addr", "add", f"{me}/24", "dev", dev],
                         ["ip", "link", "set", dev, "up"]):
                 self.run(pid, cmd)

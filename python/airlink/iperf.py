@@ -27,7 +27,8 @@ from typing import Any
 
 #: Options of iperf3 that take no value and may be grouped (``-RJ``).
 _FLAGS = set("sD1uRN46ZVJvhd")
-_JSON = re.compile(r"^-[%s]*J[%s]*$" % ("".join(sorted(_FLAGS)), "".join(sorted(_FLAGS))))
+_FLAG_CHARS = "".join(sorted(_FLAGS))
+_JSON = re.compile(rf"^-[{_FLAG_CHARS}]*J[{_FLAG_CHARS}]*$")
 
 #: The intervals table's columns: the simulator's (crates/airlink-net/src/metrics.rs) and what
 #: only a kernel's TCP sender reports (null where the end that measured them did not).

@@ -241,7 +241,7 @@ def runs_png(path: Path, runs: Sequence[tuple[str, Any]], title: str,
             if g["losses"].notna().any():
                 panels["losses"].plot(g["time_s"], g["losses"], style, color=colour,
                                       label=f"{name} {g['counted'].iloc[0]}" if reported else f"{name} link losses")
-        for j, (link, g) in enumerate(links.sort_values("time_ns").groupby("link") if not links.empty else []):
+        for _j, (link, g) in enumerate(links.sort_values("time_ns").groupby("link") if not links.empty else []):
             t = g["time_ns"] / 1e9
             prefix = f"{label} " if len(runs) > 1 else ""
             if g["queue_packets"].max() > 0:

@@ -32,7 +32,6 @@ import math
 import re
 import shutil
 import struct
-import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -199,7 +198,7 @@ def tcp_data_flows(path: Path) -> dict[tuple[bytes, int, int], list[Segment]]:
     """Data-carrying TCP segments of a pcap by (source address, source port, destination port),
     sequence numbers relative to each flow's first data segment (transfers under 2 GiB)."""
     raw: dict[tuple[bytes, int, int], list[tuple[int, int, int]]] = {}
-    for ts, orig, pkt in emulation.read_pcap(path):
+    for ts, _orig, pkt in emulation.read_pcap(path):
         if len(pkt) < 20 or pkt[0] >> 4 != 4 or pkt[9] != 6:
             continue
         ihl = (pkt[0] & 0x0F) * 4

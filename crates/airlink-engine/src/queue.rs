@@ -319,15 +319,15 @@ mod tests {
                         reference.push((key, i));
                     }
                     None => {
-                        reference.sort_by(|a, b| b.0.cmp(&a.0)); // least key last
+                        reference.sort_by_key(|a| std::cmp::Reverse(a.0)); // least key last
                         prop_assert_eq!(q.pop(), reference.pop());
                     }
                 }
                 prop_assert_eq!(q.len(), reference.len());
-                reference.sort_by(|a, b| a.0.cmp(&b.0));
+                reference.sort_by_key(|a| a.0);
                 prop_assert_eq!(q.peek_time(), reference.first().map(|(k, _)| k.time));
             }
-            reference.sort_by(|a, b| b.0.cmp(&a.0));
+            reference.sort_by_key(|a| std::cmp::Reverse(a.0));
             while let Some(expected) = reference.pop() {
                 prop_assert_eq!(q.pop(), Some(expected));
             }

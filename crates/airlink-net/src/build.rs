@@ -389,7 +389,6 @@ fn cell<P: Packet + Send + 'static>(
         queue_limit: c.queue.map(queue_limit),
         random_ties: c.ties == sc::Ties::Random,
         record_slots: event_log,
-        ..CellParams::default()
     };
     let users = flows
         .iter()
@@ -695,12 +694,13 @@ pub fn warnings(s: &sc::Scenario) -> Result<Vec<String>, BuildError> {
     Ok(out)
 }
 
+/// One flow's effective transport values: its index and `(key, value)` rows.
+pub type FlowParameters = (usize, Vec<(&'static str, String)>);
+
 /// Every effective value of each TCP flow's transport, as `key = value` lines for people
 /// (`airlink check`): the preset's values with the scenario's over them, including those the
 /// scenario has no key for.
-pub fn transport_parameters(
-    s: &sc::Scenario,
-) -> Result<Vec<(usize, Vec<(&'static str, String)>)>, BuildError> {
+pub fn transport_parameters(s: &sc::Scenario) -> Result<Vec<FlowParameters>, BuildError> {
     let s = &resolve(s)?;
     let mut out = Vec::new();
     for (i, f) in s.flow.iter().enumerate() {

@@ -275,13 +275,16 @@ fn check_scenario(text: &str, source: &str, overrides: Vec<String>) -> PyResult<
 
 /// What a checked scenario leaves to each flow's transport: [(flow index, [(key, value)])],
 /// the preset's values with the scenario's over them.
+/// One flow's index and its `(key, value)` transport rows.
+type FlowRows = (usize, Vec<(String, String)>);
+
 #[pyfunction]
 #[pyo3(signature = (text, source, overrides=Vec::new()))]
 fn transport_parameters(
     text: &str,
     source: &str,
     overrides: Vec<String>,
-) -> PyResult<Vec<(usize, Vec<(String, String)>)>> {
+) -> PyResult<Vec<FlowRows>> {
     let scenario = load(text, source, None, overrides)?;
     let rows =
         airlink_net::build::transport_parameters(&scenario).map_err(|e| placed(text, source, e))?;

@@ -71,7 +71,7 @@ fn join(prefix: &str, name: &str) -> String {
 }
 
 /// A tagged enum's variants (`[downlink.pipe]`): (name, schema) when every variant is a table.
-fn variants<'a>(s: &'a Value) -> Option<Vec<(&'a String, &'a Value)>> {
+fn variants(s: &Value) -> Option<Vec<(&String, &Value)>> {
     let one_of = s.get("oneOf")?.as_array()?;
     one_of
         .iter()

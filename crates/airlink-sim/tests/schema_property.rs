@@ -371,7 +371,7 @@ proptest! {
             sim.recorder().drain();
             let heap = PEAK.load(Relaxed).saturating_sub(base);
             prop_assert!(heap <= MAX_HEAP, "{heap} B of heap at {t:?} in\n{text}");
-            t = t + step;
+            t += step;
         }
         prop_assert_eq!(sim.over_budget(), None, "in\n{}", text);
         let summary = sim.summary();

@@ -1214,11 +1214,11 @@ impl TcpEndpoint {
                         let i = self.sent.partition_point(|r| r.end() < e);
                         if let Some(r) = self.sent.get(i) {
                             let min_rtt = self.rtt.min_rtt().unwrap_or(Duration::ZERO);
-                            if !r.retransmitted || now.saturating_since(r.last_sent) >= min_rtt {
-                                if r.last_sent >= self.rack_xmit {
-                                    self.rack_xmit = r.last_sent;
-                                    self.rack_rtt = Some(now.saturating_since(r.last_sent));
-                                }
+                            if (!r.retransmitted || now.saturating_since(r.last_sent) >= min_rtt)
+                                && r.last_sent >= self.rack_xmit
+                            {
+                                self.rack_xmit = r.last_sent;
+                                self.rack_rtt = Some(now.saturating_since(r.last_sent));
                             }
                         }
                     }

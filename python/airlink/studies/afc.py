@@ -205,7 +205,7 @@ def utilisation_experiment(seeds: int, extra: Sequence[str]) -> Experiment:
     """Figs. 11-12: bulk TCP or AFC against UDP video and audio, clear sky and the nominal BERs
     (effective reading)."""
     points = []
-    for fig, (k, video, frames) in UTILISATION.items():
+    for fig, (k, _video, frames) in UTILISATION.items():
         sizes = "[" + ", ".join(f'"{f} B"' for f in frames) + "]"
         for b in (0.0, *NOMINAL_BERS):
             points += [((("figure", fig), ("nominal_ber", b), ("congestion", p)),

@@ -498,7 +498,7 @@ impl Bbr {
     }
 
     fn check_probe_rtt_done(&mut self, now: Instant) {
-        if !self.probe_rtt_done_stamp.is_some_and(|d| now > d) {
+        if self.probe_rtt_done_stamp.is_none_or(|d| now <= d) {
             return;
         }
         self.min_rtt_stamp = now;
