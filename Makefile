@@ -2,7 +2,7 @@
 VENV := .venv
 AIRLINK := $(VENV)/bin/airlink
 
-.PHONY: setup demo test test-rust test-python docs bench clean
+.PHONY: setup demo test lint test-rust test-python docs bench clean
 
 setup:
 	@bash scripts/setup.sh
@@ -11,8 +11,17 @@ setup:
 demo: setup
 	$(AIRLINK) reproduce wipemu --out reports/wipemu
 
-## Every Rust and Python test.
-test: setup test-rust test-python
+## Every guard, then every Rust and Python test.
+test: setup lint test-rust test-python
+
+## Guards: rustfmt, clippy (warnings are errors; model crates ban the clock, see their
+## clippy.toml), ruff, and the native module's stub checked against the built module.
+lint: setup
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets --release --quiet -- -D warnings
+	$(VENV)/bin/ruff check --quiet python tests
+	$(VENV)/bin/python -m mypy.stubtest airlink._core --concise \
+		--allowlist python/airlink/_core.stubtest-allowlist
 
 test-rust:
 	cargo test --workspace --release

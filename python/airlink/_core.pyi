@@ -1,6 +1,34 @@
 """Type stubs of the native module `airlink._core` (crates/airlink-py/src/lib.rs)."""
 
-from typing import Protocol
+import os
+from typing import Protocol, final
+
+# What the module exports (not `Cancel`, a Protocol that exists only here, for typing).
+__all__ = [
+    "Cancelled",
+    "EMULATION",
+    "Emulation",
+    "EmulationError",
+    "ScenarioError",
+    "Simulation",
+    "__version__",
+    "bench_event_queue",
+    "check_scenario",
+    "doctor",
+    "dumbbell_scenario",
+    "gateway_restore",
+    "parse_rate",
+    "run_summary",
+    "scenario_keys",
+    "scenario_warnings",
+    "timing_measure",
+    "timing_measure_series",
+    "timing_model",
+    "timing_whole_ms_series",
+    "transport_parameters",
+    "udpgen_recv",
+    "udpgen_send",
+]
 
 __version__: str
 EMULATION: bool  # False in a build without the emulator (not Linux, or --no-default-features)
@@ -16,19 +44,20 @@ class Cancel(Protocol):
 class Cancelled(RuntimeError):
     """A run was stopped because its ``cancel`` event was set."""
 
+@final
 class Simulation:
     seed: int
     name: str
     now_ns: int
     finished: bool
-    def __init__(
-        self,
+    def __new__(
+        cls,
         text: str,
         source: str,
         seed: int | None = None,
         overrides: list[str] = ...,
         record: bool = True,
-    ) -> None: ...
+    ) -> Simulation: ...
     def resolved_scenario(self) -> str: ...
     def run_until(self, t_ns: int, cancel: Cancel | None = None) -> bool:
         """Signals are handled every 50 ms of wall time; raises ``Cancelled`` once ``cancel`` is set."""
@@ -38,6 +67,7 @@ class Simulation:
 class EmulationError(RuntimeError):
     """Emulation could not start or run: privileges, namespaces, TUN devices, output files."""
 
+@final
 class Emulation:
     """A running real-time emulation: two network namespaces joined through a scenario's links."""
 
@@ -49,8 +79,8 @@ class Emulation:
     wakeups: int
     stop_s: float
     flows_finished: bool
-    def __init__(
-        self,
+    def __new__(
+        cls,
         text: str,
         source: str,
         seed: int | None = None,
@@ -60,9 +90,9 @@ class Emulation:
         realtime: bool = True,
         guard_us: int = 50,
         mlock: bool = True,
-        max_in_flight_bytes: int = 268435456,
+        max_in_flight_bytes: int = ...,
         gateway: tuple[str, str] | None = None,
-    ) -> None: ...
+    ) -> Emulation: ...
     def resolved_scenario(self) -> str: ...
     def sysctls(self) -> dict[str, dict[str, str]]: ...
     def spawn(self, side: str, command: str, stdout: str | None = None, stderr: str | None = None,
@@ -71,6 +101,10 @@ class Emulation:
     def kill(self, handle: int, force: bool = False) -> None: ...
     def start_flows(self) -> None: ...
     def drain(self) -> dict[str, dict[str, list[int] | list[float] | list[str]]]: ...
+    def listen(self, path: str | os.PathLike[str]) -> None:
+        """Serve live control requests on a Unix socket at ``path`` while the emulation runs."""
+    def control(self, request: str) -> str:
+        """Answer one live control request (a JSON line) as the socket would."""
     def stop(self) -> str: ...
 
 def run_summary(

@@ -38,6 +38,7 @@ fn main() {
                 Scenario::from_toml(&dumbbell_toml(rate, flows, seconds, 22), "dumbbell.toml")
                     .unwrap();
             let base = counting_alloc::reset_peak();
+            #[allow(clippy::disallowed_methods)] // a benchmark measures the wall clock
             let start = Instant::now();
             let mut sim = Simulation::new(&scenario, false).unwrap();
             sim.run();
