@@ -27,7 +27,7 @@
 use airlink_engine::RngStream;
 use std::f64::consts::{PI, TAU};
 
-use crate::complex::Complex;
+use crate::Complex;
 
 /// Sinusoids per generator (spec B.2: M = 16).
 pub const DEFAULT_SINUSOIDS: usize = 16;
@@ -78,7 +78,7 @@ impl ZhengXiao {
 
     /// h(t) by direct evaluation (M cosines).
     pub fn gain_at(&self, t_s: f64) -> Complex {
-        let mut h = Complex::ZERO;
+        let mut h = Complex::new(0.0, 0.0);
         for k in 0..self.omega.len() {
             let c = (self.omega[k] * t_s + self.phi).cos();
             h += Complex::new(self.w_re[k] * c, self.w_im[k] * c);
@@ -157,7 +157,7 @@ impl BinnedFader {
     /// (reference for tests; M cosines).
     pub fn gain_direct(&self, n: u64) -> Complex {
         let t = n as f64 + 0.5;
-        let mut h = Complex::ZERO;
+        let mut h = Complex::new(0.0, 0.0);
         for k in 0..self.step_rad.len() {
             let c = (self.step_rad[k] * t + self.zx.phi).cos();
             h += Complex::new(self.zx.w_re[k] * c, self.zx.w_im[k] * c);

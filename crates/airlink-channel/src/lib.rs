@@ -28,7 +28,6 @@
 
 mod bins;
 mod cell;
-mod complex;
 mod doppler;
 mod fading;
 mod ofdm;
@@ -37,7 +36,8 @@ mod shadowing;
 
 pub use bins::BinGrid;
 pub use cell::{CellChannel, CellChannelConfig, CellUser, PathLoss, CELL_SHADOWING};
-pub use complex::Complex;
+/// A complex gain `re + j·im` (num-complex's `Complex64`).
+pub type Complex = num_complex::Complex64;
 pub use doppler::{
     average_fade_duration, bessel_j0, clarke_autocorrelation, doppler_hz, fade_probability,
     kmh_to_mps, level_crossing_rate, SPEED_OF_LIGHT_MPS,

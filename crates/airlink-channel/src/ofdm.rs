@@ -27,11 +27,11 @@ use std::fmt;
 use airlink_engine::RngStream;
 
 use crate::bins::BinGrid;
-use crate::complex::Complex;
 use crate::doppler::{doppler_hz, kmh_to_mps};
 use crate::fading::{BinnedFader, ZhengXiao, DEFAULT_SINUSOIDS, MIN_SINUSOIDS};
 use crate::profile::TapProfile;
 use crate::shadowing::{Shadowing, ShadowingProcess};
+use crate::Complex;
 
 /// How the predicted channel is synthesised from the true one at NMSE ε (spec B.6).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -300,7 +300,7 @@ impl OfdmChannel {
             grid,
             faders,
             coeff,
-            tap_gains: vec![Complex::ZERO; n_taps],
+            tap_gains: vec![Complex::new(0.0, 0.0); n_taps],
             scale: 0.0,
             cached_bin: None,
             shadowing,
@@ -415,7 +415,7 @@ impl OfdmChannel {
     #[inline]
     fn subband_gain(&self, m: usize) -> Complex {
         let row = &self.coeff[m * self.n_taps..(m + 1) * self.n_taps];
-        let mut h = Complex::ZERO;
+        let mut h = Complex::new(0.0, 0.0);
         for (c, g) in row.iter().zip(&self.tap_gains) {
             h += *c * *g;
         }
@@ -516,7 +516,7 @@ mod tests {
             (24, 0.04312),
         ] {
             let row = &ch.coeff[m * ch.n_taps..(m + 1) * ch.n_taps];
-            let h = row.iter().fold(Complex::ZERO, |a, &c| a + c);
+            let h = row.iter().fold(Complex::new(0.0, 0.0), |a, &c| a + c);
             assert!(
                 (h.norm_sqr() - want).abs() < 6e-6,
                 "m {m}: {}",

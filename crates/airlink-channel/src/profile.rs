@@ -12,7 +12,7 @@
 use std::f64::consts::TAU;
 use std::fmt;
 
-use crate::complex::Complex;
+use crate::Complex;
 
 /// A normalised power-delay profile: tap delays (s) and linear powers summing to 1.
 /// Taps of zero power are never stored (no generator is allocated for them).
@@ -225,13 +225,13 @@ impl TapProfile {
     /// from the carrier, for a unit gain.
     #[inline]
     pub fn tap_coefficient(&self, l: usize, f_hz: f64) -> Complex {
-        Complex::expj(-TAU * f_hz * self.delays_s[l]).scale(self.powers_lin[l].sqrt())
+        Complex::cis(-TAU * f_hz * self.delays_s[l]).scale(self.powers_lin[l].sqrt())
     }
 
     /// Frequency response H(f) = Σ_l √P_l·g_l·e^{−j2π f τ_l} for tap gains `gains` (spec B.4).
     pub fn response(&self, f_hz: f64, gains: &[Complex]) -> Complex {
         assert_eq!(gains.len(), self.len(), "one gain per tap");
-        let mut h = Complex::ZERO;
+        let mut h = Complex::new(0.0, 0.0);
         for (l, &g) in gains.iter().enumerate() {
             h += self.tap_coefficient(l, f_hz) * g;
         }

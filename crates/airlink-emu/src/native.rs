@@ -130,23 +130,16 @@ fn dccp_header(inner: &[u8], sport: u16, dport: u16) -> Option<Vec<u8>> {
     Some(h)
 }
 
-/// The Internet checksum (RFC 1071) of the concatenated parts.
+/// The Internet checksum (RFC 1071) of the concatenated parts (each part but the last of even
+/// length, as the IP header and the pseudo-header are).
 fn checksum(parts: &[&[u8]]) -> u16 {
-    let mut sum: u32 = 0;
-    let mut odd: Option<u8> = None;
-    for &b in parts.iter().flat_map(|p| p.iter()) {
-        match odd.take() {
-            Some(hi) => sum += u16::from_be_bytes([hi, b]) as u32,
-            None => odd = Some(b),
-        }
-    }
-    if let Some(hi) = odd {
-        sum += u16::from_be_bytes([hi, 0]) as u32;
-    }
-    while sum >> 16 != 0 {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
+    parts
+        .iter()
+        .fold(etherparse::checksum::Sum16BitWords::new(), |sum, p| {
+            sum.add_slice(p)
+        })
+        .ones_complement()
+        .to_be() // summed as native-endian words, as etherparse's own headers do
 }
 
 #[cfg(test)]
