@@ -114,8 +114,16 @@ def line_rate(folder: Path, rates: Sequence[int] = LINE_RATES, seconds: float = 
     return rows
 
 
+def _ping_links(delay_ms: float) -> str:
+    """Links delaying ``delay_ms`` each way; the 0 ms baseline is unshaped instead (a path with
+    neither a rate nor a delay is refused: in simulation its packets would take no time)."""
+    if not delay_ms:
+        return UNSHAPED_LINKS
+    return f'[downlink.pipe]\ndelay = "{delay_ms} ms"\n[uplink.pipe]\ndelay = "{delay_ms} ms"\n'
+
+
 def _ping(folder: Path, name: str, delay_ms: float, count: int) -> list[float]:
-    text = f'[downlink.pipe]\ndelay = "{delay_ms} ms"\n[uplink.pipe]\ndelay = "{delay_ms} ms"\n[[flow]]\n'
+    text = _ping_links(delay_ms) + "[[flow]]\n"
     res = emulation.emulate(_scenario(folder, name, text), out=folder / name,
                             client=f"ping -n -c {count} -i 0.02 $AIRLINK_SERVER")
     return [float(x.split("time=")[1].split()[0]) for x in res.output("client").splitlines() if "time=" in x]
@@ -441,9 +449,7 @@ def gateway(folder: Path, *, quick: bool = False) -> dict[str, Any]:
         server = hosts.address["server"]
         pings = {}
         for delay_ms in (0, 20):
-            # The baseline: links without delay (a path needs a rate or a delay).
-            text = f'[downlink.pipe]\ndelay = "{delay_ms} ms"\n[uplink.pipe]\ndelay = "{delay_ms} ms"\n[[flow]]\n' if delay_ms \
-                else UNSHAPED_LINKS + "[[flow]]\n"
+            text = _ping_links(delay_ms) + "[[flow]]\n"
             ping, _ = hosts.through(folder, f"gw-ping-{delay_ms}", text, count * 0.02 + 6,
                                     lambda h: h.popen("client", f"ping -n -c {count} -i 0.02 {server}").communicate()[0])
             pings[delay_ms] = sorted(float(x.split("time=")[1].split()[0]) for x in ping.splitlines() if "time=" in x)
