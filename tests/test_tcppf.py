@@ -198,6 +198,9 @@ def test_users_that_arrive(quick: tuple[tcppf.Reproduction, Path]) -> None:
     table = tcppf.readings(rep)
     assert len(table) == 7 and all(set(r) == {"claim", *tcppf.GRIDS} for r in table)
     assert "Which reading reproduces which statement" in (out / "index.html").read_text()
+    readme = (out / "README.md").read_text()
+    gain = next(d for d in part.differences if d["scheduler"] == "tcp-pf")
+    assert f"to {gain['system_gain_pct']:+.1f} %" in readme and "MAC throughput read two ways" in readme
 
 
 def test_the_event_log_agrees_with_the_summary_and_changes_nothing(tmp_path: Path) -> None:
