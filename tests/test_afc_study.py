@@ -14,7 +14,7 @@ from airlink import experiment_run
 from airlink.studies import afc, reproduce_into
 
 CLAIMS = {"fig4-fig5-min-max-mean-higher", "fig3-afc-steadier", "fig5-gap-grows-with-ber", "table2-afc-ahead",
-          "table2-close-at-first", "fig6-afc-finishes-sooner", "fig8-alike-until-the-first-loss",
+          "table2-early-stages-in-seed-range", "fig6-afc-finishes-sooner", "fig8-alike-until-the-first-loss",
           "fig9-like-tcp-without-errors", "fig10-gain-grows-with-ber", "fig10-afc-near-wired-at-1e-6",
           "fig11-fig12-afc-uses-more", "headline-degradation", "udp-throughput"}
 
@@ -52,6 +52,18 @@ def test_quick_form_writes_one_report_with_every_claim(quick: tuple[afc.Reproduc
     # Every run of the point-to-point grid is in the CSV: 2 rates × 2 BERs × 2 protocols × 2 seeds.
     with open(out / "p2p_runs.csv") as fh:
         assert len(list(csv.DictReader(fh))) == 16
+
+
+def test_table2_early_stages_are_judged_against_the_seed_range(quick: tuple[afc.Reproduction, Path]) -> None:
+    rep, _ = quick
+    for rows in rep.table2.values():
+        for r in rows:
+            for p in ("tcp", "afc"):
+                assert r[f"{p}_min_Bps"] <= r[f"{p}_Bps"] <= r[f"{p}_max_Bps"]
+    claim = next(c for c in rep.claims if c["claim"] == "table2-early-stages-in-seed-range")
+    early = [r for r in rep.table2["effective"] if r["stage_mb"] in afc.EARLY_STAGES_MB]
+    inside = all(r[f"{p}_min_Bps"] <= r[f"study_{p}_Bps"] <= r[f"{p}_max_Bps"] for r in early for p in ("tcp", "afc"))
+    assert claim["status"] == ("PASS" if inside else "FAIL")
 
 
 def test_the_readings_of_the_bit_error_rate(quick: tuple[afc.Reproduction, Path]) -> None:

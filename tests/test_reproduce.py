@@ -25,8 +25,12 @@ def test_table2_matches_theory_within_a_tenth_of_a_percent(airlink_cli, tmp_path
     rows = json.loads(result.stdout)
     assert [row["k"] for row in rows] == list(range(1, 9))
     for row in rows:
-        assert list(row) == ["k", "theoretical_bps", "measured_bps", "header_bps", "truncation_bps", "compensated_bps", "ratio"]
+        assert list(row) == ["k", "theoretical_bps", "measured_bps", "header_bps", "truncation_bps", "compensated_bps", "ratio",
+                             "study_measured_bps", "measured_over_study"]
         assert row["theoretical_bps"] == 162_000 * row["k"]
+        # The study's own measured column beside airlink's.
+        assert row["study_measured_bps"] == wipemu.STUDY_TABLE2_MEASURED[row["k"]]
+        assert row["measured_over_study"] == pytest.approx(row["measured_bps"] / row["study_measured_bps"])
     report = "\n".join(
         f"k={r['k']}: measured {r['measured_bps']:.1f}, compensated {r['compensated_bps']:.1f} of {r['theoretical_bps']:.0f} bit/s, ratio {r['ratio']:.6f}"
         for r in rows

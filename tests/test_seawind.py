@@ -107,3 +107,15 @@ def test_quick_reproduction_writes_every_file(tmp_path: Path) -> None:
         assert 0.95 < r["delivered_ratio"] < 1.05, r
     emu = {r["granularity"]: r for r in rep.granularity if r["mode"] == "emulation"}
     assert set(emu) == {"ip", "llc", "rlc"} and all(r["completed"] for r in emu.values())
+
+
+def test_fig1_is_judged_at_a_tenth_of_a_percent() -> None:
+    # The claim holds when every rate up to 10 Mbit/s is within ±0.1 % of the request (steady state).
+    def status(ratios: dict[int, float]) -> str:
+        rep = seawind.Reproduction(quick=True, fig1=[{"requested_bps": r, "delivered_ratio": x} | seawind.fig1_model(r)
+                                                     for r, x in ratios.items()])
+        return next(c["status"] for c in seawind._claims(rep) if c["claim"] == "fig1-line-rate")
+
+    assert status({64_000: 0.9995, 1_000_000: 1.0008}) == "PASS"
+    assert status({64_000: 0.9995, 1_000_000: 0.9985}) == "FAIL"  # 99.85 %: it passed the old 98 % bar
+    assert status({64_000: 1.0, 100_000_000: 0.95}) == "PASS"  # above 10 Mbit/s it is reported, not judged

@@ -14,10 +14,11 @@ from airlink.studies import reproduce_into, tcppf
 
 
 def _summary(delivered: list[int], sim_time: float = 25.0) -> dict:
-    flows = [{"bytes_delivered": b, "timeouts": i, "retransmissions": 2 * i, "spurious_retransmissions": 0}
+    flows = [{"bytes_delivered": b, "timeouts": i, "retransmissions": 2 * i, "spurious_retransmissions": 0, "start_s": 0.0}
              for i, b in enumerate(delivered)]
-    users = [{"mac_throughput_bps": 1000.0 * (i + 1), "interval_mean_s": 0.1, "interval_std_s": 0.05,
-              "interval_max_s": 0.4, "mean_sinr_db": 3.0} for i in range(len(delivered))]
+    users = [{"mac_throughput_bps": 1000.0 * (i + 1), "mac_scheduled_bps": 2000.0 * (i + 1), "slot_fill": 1 / (i + 1),
+              "interval_mean_s": 0.1, "interval_std_s": 0.05, "interval_max_s": 0.4, "mean_sinr_db": 3.0}
+             for i in range(len(delivered))]
     return {"sim_time_s": sim_time, "flows": flows,
             "links": [{"name": "wired.down"}, {"name": "downlink", "users": users}]}
 
@@ -27,6 +28,10 @@ def test_run_figures_use_bytes_over_the_run_length() -> None:
     fig = tcppf.run_figures(_summary([250_000, 500_000, 1_000_000]))
     assert fig["system_bps"] == pytest.approx(8 * 1_750_000 / 25)
     assert fig["mac_bps"] == 6000.0
+    # Scheduled bits are what the served slots could carry; the fill is delivered over carried,
+    # summed over users (each user carries its delivered bits over its fill: 1000, 4000 and 9000 bit/s).
+    assert fig["mac_scheduled_bps"] == 12000.0
+    assert fig["slot_fill"] == pytest.approx(6000 / (1000 + 4000 + 9000))
     assert fig["f_sys"] == pytest.approx(2.995732, abs=1e-6)
     assert fig["jain"] == pytest.approx(stats.jain_index([10, 20, 40]))
     assert (fig["timeouts"], fig["users_with_timeouts"], fig["retransmissions"]) == (3, 2, 6)
@@ -56,15 +61,15 @@ def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[tcppf.Reproduction,
 def test_quick_form_writes_every_file(quick: tuple[tcppf.Reproduction, Path]) -> None:
     rep, out = quick
     names = {p.name for p in out.iterdir()}
-    per_grid = {f"{g}_{n}" for g in tcppf.GRIDS for n in ("fig3.png", "fig4.png", "fig5.png", "gaps.png", "schedulers.csv",
+    per_grid = {f"{g}_{n}" for g in tcppf.GRIDS for n in ("fig3.png", "fig4.png", "fig5.png", "gaps.png", "fill.png", "schedulers.csv",
                                                            "paired.csv", "runs.csv", "users.csv")}
-    assert per_grid | {"fig1_fig2.png", "fig1_fig2_3kmh.png", "fig1_fig2.csv", "gaps_vs_rto.csv", "sensitivity.csv", "sensitivity.png", "index.html",
+    assert per_grid | {"fig1_fig2.png", "fig1_fig2_3kmh.png", "fig1_fig2_arrivals.png", "fig1_fig2.csv", "gaps_vs_rto.csv", "sensitivity.csv", "sensitivity.png", "index.html",
                        "README.md", "report.json", "reproduction.json", "store"} <= names
     page = (out / "index.html").read_text()
     assert all(f'src="{n}"' in page for n in names if n.endswith(".png"))
     assert "Deviation: quick form" in page
     assert {c["status"] for c in rep.claims} <= {"PASS", "FAIL"}
-    assert len(rep.claims) == 6 * len(tcppf.GRIDS)
+    assert len(rep.claims) == 7 * len(tcppf.GRIDS)
     assert json.loads((out / "report.json").read_text())["grids"].keys() == set(tcppf.GRIDS)
 
 
@@ -95,6 +100,9 @@ def test_quick_grid_orders_the_schedulers(quick: tuple[tcppf.Reproduction, Path]
         assert row["pf"]["jain"] > row["max"]["jain"], grid
         for runs in part.runs.values():
             assert all(0 < r["jain"] <= 1 for r in runs)
+            # A slot carries at most its rate × slot: delivered ≤ scheduled, and the fill in (0, 1].
+            assert all(r["mac_bps"] <= r["mac_scheduled_bps"] and 0 < r["slot_fill"] <= 1 for r in runs)
+            assert all(0 < x <= 1 for r in runs for x in r["user_slot_fill"] if x is not None)
         assert all(math.isfinite(r["f_sys"]) for r in part.runs["pf"])
         # Intervals in slots make TCP-PF's turns more regular than in seconds (the first term dominates);
         # with bounded queues a gap also holds the time a user's queue stood empty after its losses.
@@ -149,7 +157,7 @@ def test_sensitivity_rows_pair_pf_and_tcp_pf_under_each_assumption(quick: tuple[
 
 def test_figs_1_2_come_from_the_event_log(quick: tuple[tcppf.Reproduction, Path]) -> None:
     rep, out = quick
-    for traces in (rep.traces, rep.slow_traces):
+    for traces in (rep.traces, rep.slow_traces, rep.arrival_traces):
         user = tcppf.trace_user(traces)
         for s in tcppf.PAIR:
             t = tcppf.user_trace(traces, s, user)
@@ -160,13 +168,39 @@ def test_figs_1_2_come_from_the_event_log(quick: tuple[tcppf.Reproduction, Path]
             assert sum(t["retransmitted"]) >= u["timeouts"]
             assert max(t["acked_segments"]) <= max(t["sent_segment"])
             assert t["acked_segments"] == sorted(t["acked_segments"])
-            assert t["served_s"] and all(0 <= x < 8 for x in t["served_s"] + t["frame_error_s"])
+            assert t["served_s"] and all(0 <= x <= 8 for x in t["served_s"] + t["frame_error_s"])  # a slot may begin at the stop
     # At 3 km/h PF's traced user times out after the start-up, as in the study's Fig. 1.
     slow = rep.slow_traces["pf"]["users"][tcppf.trace_user(rep.slow_traces)]
     assert slow["timeouts"] > slow["start_timeouts"]
     rows = list(csv.DictReader((out / "fig1_fig2.csv").open()))
     assert {r["event"] for r in rows} >= {"sent", "ack", "cwnd", "served"}
-    assert {r["setting"] for r in rows} == {"defaults", tcppf.SLOW}
+    assert {r["setting"] for r in rows} == {"defaults", tcppf.SLOW, "arrivals"}
+
+
+def test_users_that_arrive(quick: tuple[tcppf.Reproduction, Path]) -> None:
+    rep, out = quick
+    part = rep.grids["arrivals"]
+    # Every scheduler sees the same arrivals (drawn from the seed and the user alone), spread over 0-5 s.
+    starts = {s: [r["user_start_s"] for r in rs] for s, rs in part.runs.items()}
+    assert all(v == starts["pf"] for v in starts.values())
+    for seed_starts in starts["pf"]:
+        assert all(0 <= x <= 5 for x in seed_starts) and max(seed_starts) - min(seed_starts) > 2
+    assert starts["pf"][0] != starts["pf"][1]
+    # The all-at-zero grid starts everyone at 0.
+    assert all(x == 0 for r in rep.grids["waterfall"].runs["pf"] for x in r["user_start_s"])
+    # No user is served before it arrives; its start-up timeouts are counted from its arrival.
+    for s in tcppf.PAIR:
+        for u in rep.arrival_traces[s]["users"]:
+            t = tcppf.user_trace(rep.arrival_traces, s, u["user"])
+            assert min(t["served_s"] + t["frame_error_s"]) >= u["start_s"]
+            assert min(t["sent_s"]) >= u["start_s"]
+    # The report says which reading reproduces which statement: one row a claim, a status per grid.
+    table = tcppf.readings(rep)
+    assert len(table) == 7 and all(set(r) == {"claim", *tcppf.GRIDS} for r in table)
+    assert "Which reading reproduces which statement" in (out / "index.html").read_text()
+    readme = (out / "README.md").read_text()
+    gain = next(d for d in part.differences if d["scheduler"] == "tcp-pf")
+    assert f"to {gain['system_gain_pct']:+.1f} %" in readme and "MAC throughput read two ways" in readme
 
 
 def test_the_event_log_agrees_with_the_summary_and_changes_nothing(tmp_path: Path) -> None:

@@ -25,6 +25,10 @@ SPEC_G = [
 ]
 
 
+def test_the_study_measured_column_is_spec_g_s() -> None:
+    assert wipemu.STUDY_TABLE2_MEASURED == {k: measured for k, measured, *_ in SPEC_G}
+
+
 @pytest.mark.parametrize("k, measured, f_k, header, total, ratio", SPEC_G)
 def test_table2_row_matches_spec_g(k: int, measured: float, f_k: float, header: float, total: float, ratio: float) -> None:
     row = wipemu.table2_row(k, measured, PAPER)

@@ -460,7 +460,8 @@ impl Emulation {
         // Every flow is checked before any socket exists.
         let mut built = Vec::with_capacity(self.scenario.flow.len());
         for (i, f) in self.scenario.flow.iter().enumerate() {
-            let flow = airlink_net::build::scenario_flow(f, i).map_err(|e| EmuError::Build(e.0))?;
+            let flow = airlink_net::build::scenario_flow(f, i, self.scenario.seed)
+                .map_err(|e| EmuError::Build(e.0))?;
             let protocol = match f.protocol {
                 airlink_scenario::Protocol::Tcp => wire::Protocol::Tcp,
                 airlink_scenario::Protocol::Udp => wire::Protocol::Udp,

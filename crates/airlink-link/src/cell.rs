@@ -211,6 +211,11 @@ pub struct CellUserStats {
     pub frame_errors: u64,
     /// Payload bits that got through (the MAC throughput's numerator).
     pub bits_delivered: u64,
+    /// What the served slots could carry, rate × slot, summed over every slot that served the
+    /// user (the MAC throughput counted as scheduled), and over those whose frame failed. A
+    /// slot carries less than its rate when the user's queue holds less than a frame.
+    pub bits_scheduled: u64,
+    pub bits_scheduled_errored: u64,
     pub packets_out: u64,
     pub queue_drops: u64,
     /// Slots in which the cell was active (its channel was evaluated), and the sums of the
@@ -236,6 +241,13 @@ impl CellUserStats {
     /// Mean feasible rate R_i over the observed slots, bit/s.
     pub fn mean_rate_bps(&self) -> f64 {
         self.rate_bps_sum / self.slots_observed as f64
+    }
+
+    /// Slot fill: the bits delivered over what the user's error-free served slots could carry
+    /// (rate × slot); 1 when every such frame was full, `None` before any.
+    pub fn slot_fill(&self) -> Option<f64> {
+        let carried = self.bits_scheduled - self.bits_scheduled_errored;
+        (carried > 0).then(|| self.bits_delivered as f64 / carried as f64)
     }
 
     /// Mean and second moment of the inter-scheduling interval, in slots and slots².
@@ -437,6 +449,11 @@ impl<P: Packet> CellDownlink<P> {
                 frame_error: error,
             });
         }
+        let frame_bits = rate / self.channel.grid().bins_per_second();
+        u.bits_scheduled += frame_bits;
+        if error {
+            u.bits_scheduled_errored += frame_bits;
+        }
         let q = &mut self.queues[i];
         if q.retransmit {
             self.stats.arq_retransmissions += 1;
@@ -449,7 +466,7 @@ impl<P: Packet> CellDownlink<P> {
         }
         // The frame's bits, from the head of the queue across packet boundaries.
         let end = self.channel.grid().start(n + 1);
-        let mut bits = rate / self.channel.grid().bins_per_second();
+        let mut bits = frame_bits;
         while let Some(head) = q.pkts.front() {
             let len = head.wire_len() as u64;
             let left = len * 8 - q.head_sent_bits;
@@ -705,6 +722,32 @@ mod tests {
     }
 
     #[test]
+    fn a_queue_shorter_than_a_frame_fills_the_slot_in_part() {
+        // 6 dB: 6400 bits a slot. Packets of 500 B (4000 bits) arrive one per 20 slots: each
+        // is served whole in one slot that could carry 6400 bits, a fill of 0.625.
+        let mut link = CellDownlink::new(
+            params("pf", FerModel::Iid(0.0)),
+            fixed_channel(&[6.0], 0.0),
+            flows(1, 1),
+            RngStream::derive(1, "cell-link"),
+        )
+        .unwrap();
+        let arrivals = (0..50)
+            .map(|i| {
+                let at = Instant::ZERO + airlink_engine::Duration::from_millis(100 * i as u64);
+                (at, packet(i, 500, 10))
+            })
+            .collect();
+        let out = drive(&mut link, arrivals, Instant::FAR_FUTURE);
+        assert_eq!(out.len(), 50);
+        let u = &link.cell_stats().unwrap().users[0];
+        assert_eq!(u.slots_served, 50);
+        assert_eq!(u.bits_scheduled, 50 * 6400);
+        assert_eq!(u.bits_delivered, 50 * 4000);
+        assert_eq!(u.slot_fill(), Some(0.625));
+    }
+
+    #[test]
     fn one_backlogged_user_at_a_fixed_sinr_gets_rate_times_one_minus_fer() {
         // 6 dB: 1.28 Mbit/s (θ = 5.25 dB), 6400 bits per 5 ms slot; 4000 packets of 1500 B
         // (7500 frames of data).
@@ -739,6 +782,11 @@ mod tests {
             let cell = link.cell_stats().unwrap();
             assert_eq!(cell.slots_per_rate, [0, 0, 0, s.frames_sent, 0, 0]);
             assert_eq!(cell.users[0].bits_delivered as f64, total_bits);
+            // A backlogged user fills every good frame: scheduled = rate × slot per served slot.
+            let u = &cell.users[0];
+            assert_eq!(u.bits_scheduled, s.frames_sent * 6400);
+            assert_eq!(u.bits_scheduled_errored, s.frame_errors * 6400);
+            assert_eq!(u.slot_fill(), Some(1.0));
             let sd = (p * (1.0 - p) * s.frames_sent as f64).sqrt();
             assert!(
                 (s.frame_errors as f64 - p * s.frames_sent as f64).abs() <= 4.0 * sd + 1e-9,

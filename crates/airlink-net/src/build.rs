@@ -1027,7 +1027,7 @@ fn protocol_name(p: sc::Protocol) -> &'static str {
 }
 
 /// The media source of a UDP or DCCP flow (cbr, vbr).
-fn media_source(f: &sc::FlowConfig, max_payload: u32) -> Option<UdpSourceConfig> {
+fn media_source(f: &sc::FlowConfig, start: Instant, max_payload: u32) -> Option<UdpSourceConfig> {
     let traffic = match f.app() {
         sc::App::Cbr => Traffic::Cbr {
             payload: max_payload,
@@ -1047,14 +1047,14 @@ fn media_source(f: &sc::FlowConfig, max_payload: u32) -> Option<UdpSourceConfig>
     };
     Some(UdpSourceConfig {
         traffic,
-        start: Instant::ZERO + f.start.0,
+        start,
         stop: f.stop.map(|t| Instant::ZERO + t.0),
         cap: None,
     })
 }
 
 /// A flow's two endpoints.
-fn endpoints(f: &sc::FlowConfig, i: usize) -> Result<Ends, BuildError> {
+fn endpoints(f: &sc::FlowConfig, i: usize, start: Instant) -> Result<Ends, BuildError> {
     let err = |e: &dyn fmt::Display| BuildError(format!("flow {i}: {e}"));
     let interval = Some(f.report_interval.0).filter(|d| !d.is_zero());
     let payload = f.datagram_payload();
@@ -1067,7 +1067,7 @@ fn endpoints(f: &sc::FlowConfig, i: usize) -> Result<Ends, BuildError> {
             }
         }
         sc::Protocol::Udp => {
-            let source = media_source(f, payload)
+            let source = media_source(f, start, payload)
                 .ok_or_else(|| err(&"a udp flow needs a cbr or vbr source"))?;
             Ends::Udp {
                 sender: UdpSender::new(source).map_err(|e| err(&e))?,
@@ -1097,7 +1097,7 @@ fn endpoints(f: &sc::FlowConfig, i: usize) -> Result<Ends, BuildError> {
                 app: DccpApp::Manual,
                 ..cfg.clone()
             };
-            cfg.app = match media_source(f, payload) {
+            cfg.app = match media_source(f, start, payload) {
                 Some(source) => DccpApp::Source(source),
                 None => DccpApp::Greedy { payload },
             };
@@ -1122,17 +1122,18 @@ fn congestion_name(c: sc::Congestion) -> &'static str {
     }
 }
 
-/// Flow `i` of a scenario: its endpoints and application.
-pub fn scenario_flow(f: &sc::FlowConfig, i: usize) -> Result<Flow, BuildError> {
+/// Flow `i` of a scenario run with `seed`: its endpoints and application (a drawn start
+/// comes from the seed and `i`).
+pub fn scenario_flow(f: &sc::FlowConfig, i: usize, seed: u64) -> Result<Flow, BuildError> {
     let congestion = match f.protocol {
         sc::Protocol::Tcp => congestion_name(f.congestion()),
         sc::Protocol::Dccp if f.ccid() == 2 => "ccid2",
         sc::Protocol::Dccp => "ccid3",
         sc::Protocol::Udp => "none",
     };
-    let start = Instant::ZERO + f.start.0;
+    let start = Instant::ZERO + f.start.time(seed, i).0;
     let mut flow = Flow::new(
-        endpoints(f, i)?,
+        endpoints(f, i, start)?,
         start,
         f.bytes.map(|b| b.0),
         protocol_name(f.protocol),

@@ -114,6 +114,11 @@ pub struct CellUserSummary {
     pub frame_errors: u64,
     /// MAC throughput: payload bits that got through per second of the cell's activity.
     pub mac_throughput_bps: f64,
+    /// MAC throughput counted as scheduled: rate × slot of every slot that served the user, per
+    /// second of the cell's activity; and the slot fill, delivered over scheduled bits of the
+    /// error-free slots (null before the first).
+    pub mac_scheduled_bps: f64,
+    pub slot_fill: Option<f64>,
     /// Mean true SINR (of the linear mean) and mean feasible rate over the cell's active slots.
     pub mean_sinr_db: f64,
     pub mean_rate_bps: f64,
@@ -135,6 +140,12 @@ impl CellUserSummary {
             } else {
                 0.0
             },
+            mac_scheduled_bps: if active_s > 0.0 {
+                u.bits_scheduled as f64 / active_s
+            } else {
+                0.0
+            },
+            slot_fill: u.slot_fill(),
             mean_sinr_db: u.mean_sinr_db(),
             mean_rate_bps: u.mean_rate_bps(),
             interval_mean_s: mean * slot_s,

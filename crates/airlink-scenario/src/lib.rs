@@ -10,12 +10,14 @@
 
 pub mod keys;
 mod schema;
+mod start;
 pub mod topology;
 pub mod units;
 
 use airlink_engine::Duration;
 use airlink_transport::dccp::{DccpConfig, DccpPacket};
 pub use schema::*;
+pub use start::FlowStart;
 use std::fmt;
 
 /// Bounds that keep every run finite in time and memory; each is far beyond the studies'.
@@ -1557,11 +1559,11 @@ impl FlowConfig {
             )?;
         }
         if let Some(stop) = self.stop {
-            if stop.0 <= self.start.0 {
+            if stop.0 <= self.start.latest().0 {
                 return Err((p(&["stop"]), "the flow stops before it starts".into()));
             }
         }
-        if self.start.0 >= scenario.stop.0 {
+        if self.start.latest().0 >= scenario.stop.0 {
             return Err((
                 p(&["start"]),
                 "the flow starts after the scenario's stop".into(),

@@ -16,6 +16,7 @@ use crate::units::{
     BitErrorRate, DataSize, Decibel, Distance, Frequency, Probability, QueueLimit, Rate, Speed,
     Time,
 };
+use crate::FlowStart;
 use airlink_engine::Duration;
 use airlink_phy::Modulation;
 use indexmap::IndexMap;
@@ -1303,9 +1304,11 @@ pub struct FlowConfig {
     /// Data the application transfers (TCP bulk, file). Absent for bulk: until the stop time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<DataSize>,
-    /// When the client opens the connection (or the source starts). Default 0 s.
-    #[serde(default = "zero_time")]
-    pub start: Time,
+    /// When the client opens the connection (or the source starts): a time, or a draw per
+    /// flow from the run seed, `{ uniform = ["0 s", "5 s"] }` (users that arrive; every
+    /// configuration run under one seed sees the same draws). Default 0 s.
+    #[serde(default)]
+    pub start: FlowStart,
     /// When the source stops sending (TCP: the application stops writing; what it sent is
     /// still delivered, then the connection closes). Default: the scenario's stop.
     #[serde(default, skip_serializing_if = "Option::is_none")]

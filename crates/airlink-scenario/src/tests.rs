@@ -1174,7 +1174,7 @@ fn copies_can_be_overridden_from_set() {
     assert_eq!(twice.flow.len(), 5);
     assert!(twice.flow[..3]
         .iter()
-        .all(|f| f.start.0 == Duration::from_secs(1)));
+        .all(|f| f.start.earliest().0 == Duration::from_secs(1)));
     // A whole list is expanded as a file's tables are.
     let o = s
         .with_overrides(&["flow=[{name=\"u\", copies=10}]".into()])
@@ -1194,4 +1194,62 @@ fn copies_can_be_overridden_from_set() {
         let e = s.with_overrides(&set).unwrap_err();
         assert!(e.message.contains(needle), "{set:?}: {e}");
     }
+}
+
+#[test]
+fn a_drawn_start_is_read_per_copy_and_refused_with_its_place_when_malformed() {
+    let base = "[downlink.cell]\nscheduler = \"pf\"\n[uplink.pipe]\nrate = \"64 kbit/s\"\n[[flow]]\nname = \"user\"\ncopies = 4\n";
+    let s = Scenario::from_toml(
+        &format!("stop = \"25 s\"\n{base}start = {{ uniform = [\"0 s\", \"5 s\"] }}\n"),
+        "c.toml",
+    )
+    .unwrap();
+    let five = Duration::from_secs(5);
+    for (i, f) in s.flow.iter().enumerate() {
+        assert_eq!(f.start.earliest().0, Duration::ZERO);
+        assert_eq!(f.start.latest().0, five);
+        assert!(f.start.time(1, i).0 <= five);
+    }
+    // Copies draw apart (four equal draws of a continuous uniform would be a broken stream).
+    let draws: std::collections::BTreeSet<_> = (0..4)
+        .map(|i| s.flow[i].start.time(1, i))
+        .map(|t| t.0)
+        .collect();
+    assert_eq!(draws.len(), 4);
+    // It round-trips through the override path and can be set from `--set`.
+    let o = Scenario::from_toml(base, "c.toml")
+        .unwrap()
+        .with_overrides(&["flow.2.start={uniform=[\"1 s\", \"2 s\"]}".into()])
+        .unwrap();
+    assert_eq!(o.flow[2].start.latest().0, Duration::from_secs(2));
+    assert_eq!(o.flow[1].start.latest().0, Duration::ZERO);
+    for (start, needle) in [
+        (
+            "{ uniform = [\"5 s\", \"1 s\"] }",
+            "expected the earliest time first",
+        ),
+        (
+            "{ normal = [\"0 s\", \"1 s\"] }",
+            "unknown distribution \"normal\"",
+        ),
+        ("{ uniform = [\"0 s\"] }", "2"),
+        ("{ uniform = [\"0 s\", \"5\"] }", "needs a unit"),
+        ("{}", "an empty table"),
+        ("3", "a time like"),
+    ] {
+        let text = format!("{base}start = {start}\n");
+        let e = err(&text);
+        assert_eq!(e.line, Some(8), "{start}: {e}");
+        assert!(e.column.is_some(), "{start}: {e}");
+        assert!(e.message.contains(needle), "{start}: {e}");
+    }
+    // The latest start must come before the scenario's stop.
+    let e = err(&format!(
+        "stop = \"4 s\"\n{base}start = {{ uniform = [\"0 s\", \"5 s\"] }}\n"
+    ));
+    assert!(
+        e.message.contains("starts after the scenario's stop"),
+        "{e}"
+    );
+    assert_eq!(e.line, Some(9), "{e}");
 }

@@ -157,7 +157,7 @@ impl Simulation {
         }
         let mut flows = Vec::with_capacity(s.flow.len());
         for ((i, f), path) in s.flow.iter().enumerate().zip(network.paths) {
-            let mut flow = airlink_net::build::scenario_flow(f, i)?;
+            let mut flow = airlink_net::build::scenario_flow(f, i, s.seed)?;
             flow.link_drops = Some(0); // the simulator attributes every drop to its flow
             queue.push(flow.start, START, i as u32, Event::FlowStart(i as u32));
             flows.push(FlowSlot {

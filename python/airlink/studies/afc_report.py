@@ -217,9 +217,10 @@ def _shared_figures(out: Path, rep: Reproduction) -> None:
 
 
 def _table2_cells(rows: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[list[str]]]:
-    header = ["stage (MB)", "SACK TCP (B/s)", "TCP-AFC (B/s)", "AFC/TCP", "losses TCP / AFC", "study: TCP (B/s)",
-              "study: AFC (B/s)", "study: AFC/TCP", "study: losses"]
+    header = ["stage (MB)", "SACK TCP (B/s)", "TCP-AFC (B/s)", "TCP, seed range", "AFC, seed range", "AFC/TCP",
+              "losses TCP / AFC", "study: TCP (B/s)", "study: AFC (B/s)", "study: AFC/TCP", "study: losses"]
     return header, [[f"{r['stage_mb']:g}", f"{r['tcp_Bps']:,.0f} ± {r['tcp_ci95']:,.0f}", f"{r['afc_Bps']:,.0f} ± {r['afc_ci95']:,.0f}",
+                     f"{r['tcp_min_Bps']:,.0f} to {r['tcp_max_Bps']:,.0f}", f"{r['afc_min_Bps']:,.0f} to {r['afc_max_Bps']:,.0f}",
                      f"{r['ratio']:.2f}", f"{r['tcp_losses']:.0f} / {r['afc_losses']:.0f}", f"{r['study_tcp_Bps']:,.0f}",
                      f"{r['study_afc_Bps']:,.0f}", f"{r['study_ratio']:.2f}", f"{r['study_tcp_losses']} / {r['study_afc_losses']}"]
                     for r in rows]

@@ -35,6 +35,9 @@ from airlink.timing import PAPER
 NAME = "seawind"
 TITLE = "Seawind: accurate sleeps for real-time emulation of slow wireless links (GSM, HSCSD, GPRS)"
 PARTS = ("table1", "fig1", "fig2", "fig3", "links", "granularity")
+#: Fig. 1's judgement: the emulator keeps the requested line rate within ±0.1 % (airlink's design
+#: target for the datapath, as the line-rate benchmark measures it: from steady state).
+LINE_RATE_TOLERANCE = 0.001
 SEEDS = 1
 
 #: Table 1's rows: the study's name, the ``airlink timing`` method measured for it on this machine
@@ -302,12 +305,12 @@ def _claims(rep: Reproduction) -> list[dict[str, str]]:
                   f"absolute deadlines {a['abs_mean_ms']:.4f} ms, drift {a['drift_ms']:+.2f} ms")
     if rep.fig1:
         ok = [r for r in rep.fig1 if r["requested_bps"] <= 10_000_000]
-        worst = min((r["delivered_ratio"] for r in ok), default=float("nan"))
-        claim("fig1-line-rate", bool(ok) and worst > 0.98,
+        claim("fig1-line-rate", bool(ok) and all(abs(r["delivered_ratio"] - 1) <= LINE_RATE_TOLERANCE for r in ok),
               "Fig. 1: with standard sleeps the achieved line rate falls below the requested one",
               "the emulator's datapath (absolute deadlines) achieves "
               + ", ".join(f"{r['requested_bps'] / 1e3:g} kbit/s: {100 * r['delivered_ratio']:.2f} %" for r in rep.fig1)
-              + " of the requested rate; the 1999 select() model "
+              + f" of the requested rate (steady state, from 10 % of the stream; judged: within ±{100 * LINE_RATE_TOLERANCE:g} % "
+              "up to 10 Mbit/s); the 1999 select() model "
               + ", ".join(f"{r['model_select_1999_bps'] / r['requested_bps'] * 100:.1f} %" for r in rep.fig1))
     # [S0] §3.2: RLC impossible, LLC meaningful up to about 20 kbit/s, with standard sleeps: the
     # share of the rate a per-unit select() keeps, for an RLC block at two CS-1 timeslots and an

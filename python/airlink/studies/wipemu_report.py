@@ -60,9 +60,11 @@ def _fmt(x: float, digits: int = 1) -> str:
 
 
 def _table2_cells(rows: Sequence[Mapping[str, float]]) -> tuple[list[str], list[list[str]]]:
-    header = ["bits/symbol k", "theoretical (bit/s)", "measured (bit/s)", "header (bit/s)", "truncation (bit/s)", "compensated (bit/s)", "compensated/theoretical"]
+    header = ["bits/symbol k", "theoretical (bit/s)", "measured (bit/s)", "study: measured (bit/s)", "airlink/study",
+              "header (bit/s)", "truncation (bit/s)", "compensated (bit/s)", "compensated/theoretical"]
     cells = [
-        [str(r["k"]), _fmt(r["theoretical_bps"], 0), _fmt(r["measured_bps"], 0), _fmt(r["header_bps"], 0),
+        [str(r["k"]), _fmt(r["theoretical_bps"], 0), _fmt(r["measured_bps"], 0), _fmt(r["study_measured_bps"], 0),
+         _fmt(100 * r["measured_over_study"], 2) + " %", _fmt(r["header_bps"], 0),
          _fmt(r["truncation_bps"], 0), _fmt(r["compensated_bps"], 0), _fmt(100 * r["ratio"], 3) + " %"]
         for r in rows
     ]
