@@ -87,7 +87,9 @@ def test_every_matrix_scenario_is_valid_and_explicit(point: v.Point) -> None:
     resolved = _core.check_scenario(text, point.name)
     assert "[uplink.pipe]" in text  # never the uplink's default
     assert text.count("[[flow]]") == point.flows
-    assert f'congestion = "{point.congestion}"' in text  # the kernel's, in [emulation]
+    # The flows' congestion is the kernel's too: airlink's name of the kernel's control.
+    assert f'congestion = "{v.AIRLINK_CONGESTION[point.congestion]}"' in text
+    assert "[emulation]\ncongestion" not in text
     if not point.wipemu:
         assert point.queue_packets == max(2, round(point.queue_bdp * point.rate_bps * 2 * point.delay_ms / 1e3 / 12000))
         assert f"queue = {point.queue_packets}" in text
