@@ -212,7 +212,6 @@ queue = 4000
 rate = "100 Mbit/s"
 delay = "10 ms"
 [[flow]]
-[emulation]
 congestion = "cubic"
 """
 
