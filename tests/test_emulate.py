@@ -212,7 +212,6 @@ queue = 4000
 rate = "100 Mbit/s"
 delay = "10 ms"
 [[flow]]
-[emulation]
 congestion = "cubic"
 """
 
@@ -287,7 +286,7 @@ def _table2_scenario(tmp_path: Path, k: int) -> Path:
     base = Path(VALIDATION).read_text(encoding="utf-8")
     modulation = {1: "bpsk", 2: "4qam", 3: "8qam", 4: "16qam", 5: "32qam", 6: "64qam", 7: "128qam", 8: "256qam"}[k]
     text = base.replace('modulation = "4qam"', f'modulation = "{modulation}"')
-    text += '\n[emulation]\ncongestion = "cubic"\nsysctl = { "net.ipv4.tcp_timestamps" = "0" }\n'
+    text += '\n[emulation]\nsysctl = { "net.ipv4.tcp_timestamps" = "0", "net.ipv4.tcp_congestion_control" = "cubic" }\n'
     return scenario(tmp_path, text, f"table2-k{k}.toml")
 
 
@@ -484,3 +483,35 @@ def test_an_iperf3_stopped_by_the_timeout_keeps_what_it_measured(tmp_path: Path)
     assert any("interrupt" in w for w in res.summary["warnings"])
     assert "interrupt" in res.output("client", "stderr")
     assert len(airlink.read_results(tmp_path / "run").intervals) >= 1
+
+
+@pytest.mark.parametrize(("flows", "kernel"), [
+    ("[[flow]]\n", "reno"),                                        # airlink's default newreno
+    ('[[flow]]\ncongestion = "cubic"\n', "cubic"),
+    ('[[flow]]\nprotocol = "udp"\nrate = "1 Mbit/s"\n[[flow]]\ncongestion = "bbr"\n', "bbr"),  # the first TCP flow's
+])
+def test_the_flows_congestion_is_the_kernels(tmp_path: Path, flows: str, kernel: str) -> None:
+    available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    if kernel not in available:
+        pytest.skip(f"this kernel has no {kernel}")
+    s = scenario(tmp_path, DELAY_20.split("[[flow]]")[0] + flows)
+    r = emulation.emulate(s, client="cat /proc/sys/net/ipv4/tcp_congestion_control",
+                          server="cat /proc/sys/net/ipv4/tcp_congestion_control", out=tmp_path / "emu")
+    assert r.output("client").strip() == r.output("server").strip() == kernel
+    assert all(dict(rows)["net.ipv4.tcp_congestion_control"] == kernel for rows in r.manifest["sysctls"].values())
+
+
+def test_a_congestion_control_the_kernel_lacks_is_refused_naming_what_it_has(tmp_path: Path) -> None:
+    s = scenario(tmp_path, DELAY_20.split("[[flow]]")[0] + '[[flow]]\n[[flow]]\ncongestion = "afc"\n')
+    # The first TCP flow's (newreno) is the kernel's; flow 1's differs: a warning says how to get it.
+    r = emulation.emulate(s, client="true", out=tmp_path / "ok")
+    assert any(w.startswith('flow 1: congestion = "afc", but the namespaces\' default is flow 0\'s "reno"')
+               for w in r.summary["warnings"]), r.summary["warnings"]
+    s = scenario(tmp_path, DELAY_20.split("[[flow]]")[0] + '[[flow]]\ncongestion = "afc"\n')
+    with pytest.raises(emulation.EmulationError, match=r'flow 0: congestion = "afc": the kernel has no counterpart; '
+                                                         r"available here: .*reno.*airlink's own TCP"):
+        emulation.emulate(s, client="true", out=tmp_path / "refused")
+    assert not (tmp_path / "refused").exists()
+    # airlink's own TCP runs it.
+    own = emulation.emulate(s, out=tmp_path / "own", overrides=['stop=2 s', "flow.0.bytes=100 kB"])
+    assert own.summary["flows"][0]["congestion"] == "afc"

@@ -278,3 +278,35 @@ def test_access_links_are_each_flows_own_in_emulation_too(tmp_path: Path) -> Non
         # stack sends before its flow counts segments aside).
         assert 0 <= links[f"access.{i}.down"]["packets_in"] - flow["segments_sent"] <= 10, (i, links, flow)
         assert links[f"access.{i}.up"]["packets_out"] > 0
+
+
+def test_an_upload_takes_the_uplink_in_emulation_as_in_simulation(tmp_path: Path) -> None:
+    # A shorthand flow with direction = "up": its data crosses the 2 Mbit/s uplink's model and
+    # its ACKs the downlink's, in real time as in simulation.
+    s = scenario(tmp_path, """
+seed = 3
+stop = "20 s"
+[wired]
+delay = "10 ms"
+[downlink.pipe]
+rate = "10 Mbit/s"
+delay = "5 ms"
+[uplink.pipe]
+rate = "2 Mbit/s"
+delay = "5 ms"
+queue = 50
+[[flow]]
+direction = "up"
+congestion = "cubic"
+bytes = "500 kB"
+""")
+    sim = airlink.run(s).summary
+    emu = emulation.emulate(s, out=tmp_path / "emu", snaplen=64)
+    assert emu.completed, emu.summary.get("stack")
+    for summary in (sim, emu.summary):
+        flow = summary["flows"][0]
+        links = {link["name"]: link for link in summary["links"]}
+        assert flow["completed"] and flow["bytes_delivered"] == 500_000
+        assert links["uplink"]["packets_in"] >= flow["data_segments_sent"]
+        assert 0 < links["downlink"]["bytes_out"] <= 80 * links["downlink"]["packets_out"]
+        assert 1e6 < flow["goodput_bps"] < 2e6

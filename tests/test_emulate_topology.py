@@ -60,7 +60,7 @@ def test_the_kernels_tcp_is_unfair_to_the_longer_round_trip(tmp_path: Path) -> N
     # Two kernel Reno downloads, one per server port; the scenario's `port` puts each on its
     # flow's path. (Reno: its window grows one segment per round trip, so its share falls as
     # 1/RTT; CUBIC's growth is nearly independent of the RTT.)
-    settings = ["flow.0.port=5201", "flow.1.port=5202", "emulation.congestion=reno"]
+    settings = ["flow.0.port=5201", "flow.1.port=5202", "flow.0.congestion=reno", "flow.1.congestion=reno"]
     emulation.emulate(
         DUMBBELL, overrides=settings, out=tmp_path / "emu",
         server="iperf3 -s -p 5201 -1 & iperf3 -s -p 5202 -1 & wait",

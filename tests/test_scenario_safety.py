@@ -130,7 +130,13 @@ def test_the_study_scenarios_and_examples_warn_about_nothing(airlink_cli: Cli) -
     for f in files:
         checked = airlink_cli("check", f, "--json")
         assert checked.exit_code == 0, checked.output
-        assert json.loads(checked.stdout)["warnings"] == [], f
+        warnings = json.loads(checked.stdout)["warnings"]
+        if f.parts[0] == "examples":
+            assert warnings == [], f
+        else:
+            # A study's stack may make a choice moot (the WIPEMU study's 64 KiB window): said,
+            # as a fact about the scenario; nothing else.
+            assert all("fits in what the path holds" in w or 'runs as "newreno"' in w for w in warnings), (f, warnings)
 
 
 # --- documentation: percentages, user terms, keys ---------------------------------------------

@@ -87,7 +87,9 @@ def test_every_matrix_scenario_is_valid_and_explicit(point: v.Point) -> None:
     resolved = _core.check_scenario(text, point.name)
     assert "[uplink.pipe]" in text  # never the uplink's default
     assert text.count("[[flow]]") == point.flows
-    assert f'congestion = "{point.congestion}"' in text  # the kernel's, in [emulation]
+    # The flows' congestion is the kernel's too: airlink's name of the kernel's control.
+    assert f'congestion = "{v.AIRLINK_CONGESTION[point.congestion]}"' in text
+    assert "[emulation]\ncongestion" not in text
     if not point.wipemu:
         assert point.queue_packets == max(2, round(point.queue_bdp * point.rate_bps * 2 * point.delay_ms / 1e3 / 12000))
         assert f"queue = {point.queue_packets}" in text
@@ -243,10 +245,11 @@ def test_airlink_tcp_within_the_bounds_of_the_kernels(quick: v.Report, name: str
 @emulated
 def test_a_congestion_control_the_kernel_lacks_is_skipped_naming_the_available_ones(tmp_path: Path,
                                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(v.AIRLINK_CONGESTION, "nosuchcc", "cubic")
+    # The flow's congestion is the kernel's: airlink's afc has no kernel counterpart.
+    monkeypatch.setitem(v.AIRLINK_CONGESTION, "nosuchcc", "afc")
     p = v.Point("nosuchcc", 1_000_000, 5, 0.0, 1.0, 1, 2.0)
     text = tmp_path / "scenario.toml"
     text.write_text(v.scenario_text(p, "default", 1))
     row, samples = v.run_kernel(p, tmp_path, text, 1, "default")
     assert row.status == "skipped" and samples == []
-    assert "nosuchcc" in row.reason and "available here" in row.reason and "reno" in row.reason
+    assert '"afc"' in row.reason and "available here" in row.reason and "reno" in row.reason

@@ -34,7 +34,7 @@ from typing import Any, NoReturn  # noqa: E402
 
 import click  # noqa: E402
 
-from airlink import _core, runner  # noqa: E402
+from airlink import _core, runner, window_limited  # noqa: E402
 from airlink.atomic import FolderExistsError, OutputError, check_output  # noqa: E402
 from airlink.scenarios import read_scenario_text  # noqa: E402
 from airlink.studies import STUDIES, reproduce_into, wipemu  # noqa: E402
@@ -106,11 +106,14 @@ def run(scenario: Path, seed: int | None, overrides: tuple[str, ...], out: Path 
     events); it appears only when complete.
     """
     loaded = runner.load(scenario, seed=seed, overrides=overrides)
-    _print_warnings(scenario, overrides)
+    warned = _print_warnings(scenario, overrides)
     out = out or _default_results_folder(loaded.name, loaded.seed)
     _guard_force(out, force)
     command = click.get_current_context().meta.get("airlink.argv", sys.argv)
     result = runner.execute(loaded, out=out, force=force, command=command)
+    for w in window_limited.measured_warnings(result.manifest["resolved_scenario"], result.flows):
+        if not any(w.split(":")[0] + ": tcp.rwnd" in before for before in warned):
+            click.echo(f"warning: {w}", err=True)
     if as_json:
         click.echo(json.dumps({**result.summary, "results": str(out)}, indent=2))
     else:

@@ -156,7 +156,8 @@ def table2(folder: Path, ks: Sequence[int] = range(1, 9), seconds: float = 20.0)
         if text0 is None:
             break
         text = text0.replace('modulation = "4qam"', f'modulation = "{names[k]}"')
-        text += '\n[emulation]\ncongestion = "cubic"\nsysctl = { "net.ipv4.tcp_timestamps" = "0" }\n'
+        text += ('\n[emulation]\nsysctl = { "net.ipv4.tcp_timestamps" = "0", '
+                 '"net.ipv4.tcp_congestion_control" = "cubic" }\n')
         expected = 162000 * k * (1460 / 1500) * 12000 / (-(-12000 // (108 * k)) * 108 * k)
         nbytes = int(expected / 8 * seconds)
         # The receive window covers the path (~0.21 s RTT) plus part of the 50-packet gateway
@@ -253,7 +254,7 @@ def throughput(folder: Path, seconds: float = 5.0) -> list[dict[str, Any]]:
     emulated path and through a plain veth pair. Packet rates are the receiver's (first to last
     arrival); sender, receiver and emulator share this machine's cores."""
     rows = []
-    unshaped = _scenario(folder, "unshaped", UNSHAPED_LINKS + '[[flow]]\n[emulation]\ncongestion = "cubic"\n')
+    unshaped = _scenario(folder, "unshaped", UNSHAPED_LINKS + '[[flow]]\ncongestion = "cubic"\n')
     cmd = f"iperf3 -c {{server}} -t {seconds} --json"
     res = emulation.emulate(unshaped, out=folder / "tp-tcp", server="iperf3 -s -1",
                             client=cmd.format(server="$AIRLINK_SERVER"), snaplen=64, timeout=seconds + 30)
@@ -308,7 +309,7 @@ def cpu_per_gb(folder: Path, seconds: float = 8.0) -> dict[str, Any]:
     plain veth pair paced to 100 Mbit/s. The thread figures include the kernels' TCP work that the
     TUN writes run; the machine difference is what the emulator adds."""
     s = _scenario(folder, "cpu", '[downlink.pipe]\nrate = "100 Mbit/s"\nqueue = 300\n[uplink.pipe]\n[[flow]]\n'
-                                 '[emulation]\ncongestion = "cubic"\n')
+                                 'congestion = "cubic"\n')
     client = f"iperf3 -c {{server}} -R -t {seconds} --json"
     res = emulation.emulate(s, out=folder / "cpu", server="iperf3 -s -1", timeout=seconds + 30,
                             client=_with_machine_cpu(client.format(server="$AIRLINK_SERVER"), folder / "cpu-emu"))

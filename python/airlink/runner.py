@@ -158,9 +158,9 @@ def run(
     (3, 'DataFrame')
     >>> print(runs.summary[["seed", "flow", "protocol", "retransmissions"]].to_string(index=False))
      seed  flow protocol  retransmissions
-        0     0      tcp                3
+        0     0      tcp                4
         1     0      tcp                2
-        2     0      tcp               11
+        2     0      tcp                2
     >>> sorted(set(runs.flows["seed"]))
     [0, 1, 2]
     >>> try:

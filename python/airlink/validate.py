@@ -158,8 +158,8 @@ def preset_known(preset: str) -> bool:
 
 def scenario_text(p: Point, preset: str, seed: int) -> str:
     """The scenario of a point: the link, ``p.flows`` bulk TCP flows until the run stops at
-    ``p.seconds`` + 1 s (goodput counts the first ``p.seconds``), and the kernel's settings in
-    ``[emulation]``."""
+    ``p.seconds`` + 1 s (goodput counts the first ``p.seconds``), whose ``congestion`` is the
+    kernel's too, and the kernel's other settings in ``[emulation]``."""
     stop = p.seconds + 1
     flows = "".join(
         f'\n[[flow]]\nprotocol = "tcp"\ncongestion = "{AIRLINK_CONGESTION[p.congestion]}"\napp = "bulk"\n'
@@ -168,7 +168,8 @@ def scenario_text(p: Point, preset: str, seed: int) -> str:
         for _ in range(p.flows)
     )
     sysctl = dict(KERNEL_SYSCTLS, **({} if p.timestamps else {"net.ipv4.tcp_timestamps": "0"}))
-    emulation_table = (f'\n[emulation]\ncongestion = "{p.congestion}"\nsysctl = {{ '
+    # The flows' congestion is the kernel's too (newreno is the kernel's reno).
+    emulation_table = ('\n[emulation]\nsysctl = { '
                        + ", ".join(f'"{k}" = "{v}"' for k, v in sysctl.items()) + " }\n")
     head = f'name = "validate-{p.name}"\nseed = {seed}\nstop = "{stop:g} s"\nsample_interval = "100 ms"\n'
     if p.wipemu:

@@ -22,6 +22,7 @@ pub mod control;
 pub mod datapath;
 pub mod doctor;
 pub mod gateway;
+pub mod kernel_cc;
 pub mod native;
 pub mod ns;
 pub mod packet;
@@ -150,6 +151,13 @@ pub struct Emulation {
     recorder: Arc<Mutex<Recorder>>,
     sysctls: BTreeMap<&'static str, Vec<(String, String)>>,
     host_changes: Vec<String>,
+    /// Why the kernel's TCP cannot run the flows' congestion control (see [`kernel_cc`]):
+    /// commands are refused then.
+    kernel_cc_refusal: Option<String>,
+    /// Flows the namespaces' default congestion control is not theirs; warned about when
+    /// commands (the kernel's TCP) ran.
+    kernel_cc_notes: Vec<String>,
+    kernel_tcp_used: std::sync::atomic::AtomicBool,
     finished: Option<EmulationSummary>,
     /// Process CPU time when the threads started (ns), for the summary's `cpu`.
     process_cpu0: u64,
@@ -213,16 +221,24 @@ impl Emulation {
         let client_fd = ns::configure(&client, CLIENT_ADDR, SERVER_ADDR, e.mtu)?;
         let mut sysctls = BTreeMap::new();
         let mut host_changes = Vec::new();
+        // The flows' congestion control for the kernel's TCP; refused only when the kernel's
+        // TCP is used (`spawn`): airlink's own TCP runs any.
+        let choice = kernel_cc::KernelChoice::of(s);
+        let mut kernel_cc_refusal = None;
         for (label, n) in [("client", &client), ("server", &server)] {
-            if let Some(cc) = &e.congestion {
-                allow_congestion_control(cc, &mut host_changes);
-                n.set_sysctl("net.ipv4.tcp_congestion_control", cc).map_err(|err| {
-                    let available = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap_or_default();
-                    EmuError::Os(format!(
-                        "emulation.congestion = \"{cc}\": the kernel refused it ({err}); available here: {}",
-                        available.trim()
-                    ))
-                })?;
+            let set = match choice.kernel {
+                Some(cc) => {
+                    allow_congestion_control(cc, &mut host_changes);
+                    n.set_sysctl("net.ipv4.tcp_congestion_control", cc)
+                        .map_err(|err| err.to_string())
+                }
+                None => Err(String::new()),
+            };
+            if let Err(why) = set {
+                let available =
+                    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+                        .unwrap_or_default();
+                kernel_cc_refusal = Some(choice.refusal(&available, &why));
             }
             for (k, v) in &e.sysctl {
                 n.set_sysctl(k, v).map_err(|err| {
@@ -242,6 +258,8 @@ impl Emulation {
         emulation.client = Some(client);
         emulation.sysctls = sysctls;
         emulation.host_changes = host_changes;
+        emulation.kernel_cc_refusal = kernel_cc_refusal;
+        emulation.kernel_cc_notes = choice.others;
         Ok(emulation)
     }
 
@@ -362,6 +380,9 @@ impl Emulation {
             })),
             sysctls: BTreeMap::new(),
             host_changes: Vec::new(),
+            kernel_cc_refusal: None,
+            kernel_cc_notes: Vec::new(),
+            kernel_tcp_used: Default::default(),
             finished: None,
             process_cpu0,
             control: Arc::new(control::Shared::new(s.clone(), control_mailbox)),
@@ -426,6 +447,11 @@ impl Emulation {
             Role::Server => self.server.as_ref(),
         }
         .ok_or_else(|| EmuError::Os("the emulation has stopped".into()))?;
+        if let Some(refusal) = &self.kernel_cc_refusal {
+            return Err(EmuError::Os(refusal.clone()));
+        }
+        self.kernel_tcp_used
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         let env = vec![
             ("AIRLINK_SERVER".to_string(), SERVER_ADDR.to_string()),
             ("AIRLINK_CLIENT".to_string(), CLIENT_ADDR.to_string()),
@@ -646,6 +672,14 @@ impl Emulation {
         let process_cpu_s =
             timing::process_cpu_ns().saturating_sub(self.process_cpu0) as f64 * 1e-9;
         let mut summary = summary(&self.scenario, &links, report, rt, &writer, tun);
+        if self
+            .kernel_tcp_used
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            summary
+                .warnings
+                .extend(self.kernel_cc_notes.iter().cloned());
+        }
         // CPU of every airlink thread, not only the datapath's: the process's total covers the
         // writer, airlink's own endpoints and the controlling thread (Python's) too.
         summary.cpu = Cpu {

@@ -587,6 +587,7 @@ pub fn resolve(s: &sc::Scenario) -> Result<sc::Scenario, BuildError> {
         .enumerate()
         .filter(|(_, f)| f.protocol == sc::Protocol::Tcp)
     {
+        f.tcp.preset = Some(f.tcp_preset());
         if f.tcp.rwnd.is_none() {
             let mss = tcp_config(f)?.mss;
             f.tcp.rwnd = Some(sc::units::DataSize(default_rwnd(&path_size(&t, i)?, mss)));
@@ -662,6 +663,11 @@ pub fn warnings(s: &sc::Scenario) -> Result<Vec<String>, BuildError> {
         }
         let c = tcp_config(f)?;
         let path = path_size(&t, i)?;
+        let holds = path.bdp_bytes().map(|bdp| crate::moot::PathHolds {
+            bdp,
+            queued: path.queued_bytes,
+        });
+        out.extend(crate::moot::moot_choices(i, f, &c, holds));
         let Some(capacity) = path.bottleneck_bps else {
             continue;
         };
@@ -710,7 +716,7 @@ pub fn transport_parameters(s: &sc::Scenario) -> Result<Vec<FlowParameters>, Bui
                 let iw = c
                     .initial_window
                     .unwrap_or(airlink_transport::initial_window_segments(c.mss));
-                let preset = serde_json::to_value(f.tcp.preset)
+                let preset = serde_json::to_value(f.tcp_preset())
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_owned));
                 let mut rows = vec![
@@ -933,13 +939,13 @@ fn ofdm4g<P: Packet + Send + 'static>(
 /// The transport configuration of a flow: the scenario's values over the transport defaults.
 pub fn tcp_config(f: &sc::FlowConfig) -> Result<TcpConfig, BuildError> {
     let t = &f.tcp;
-    let mut c = match t.preset {
-        sc::TcpPreset::Default => TcpConfig::default(),
+    let mut c = match f.tcp_preset() {
+        sc::TcpPreset::Classic => TcpConfig::default(),
         sc::TcpPreset::Rfc => TcpConfig::rfc(),
         sc::TcpPreset::Linux24 => TcpConfig::linux_2_4(),
         sc::TcpPreset::Linux => TcpConfig::linux(),
     };
-    let linux = t.preset == sc::TcpPreset::Linux;
+    let linux = f.tcp_preset() == sc::TcpPreset::Linux;
     c.timestamps = t.timestamps.unwrap_or(c.timestamps);
     c.mss = TcpConfig::for_mtu(t.mtu.unwrap_or(1500), c.timestamps).mss;
     c.initial_window = t.initial_window.or(c.initial_window);

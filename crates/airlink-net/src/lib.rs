@@ -20,6 +20,7 @@ pub mod build;
 pub mod event;
 pub mod flow;
 pub mod metrics;
+pub mod moot;
 pub mod outage;
 pub mod summary;
 

@@ -178,6 +178,9 @@ fn user_terms(message: &str) -> String {
     m
 }
 
+/// `[emulation] congestion` was a second key for what a flow's `congestion` says.
+const REMOVED_EMULATION_CONGESTION: &str = "removed: each [[flow]]'s `congestion` now sets the kernel's congestion control in emulation too (e.g. `congestion = \"cubic\"` in the flow's table, or --set flow.0.congestion=cubic); for one airlink does not model, `sysctl = { \"net.ipv4.tcp_congestion_control\" = \"NAME\" }` in [emulation]";
+
 /// Why a scenario was refused.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScenarioError {
@@ -303,6 +306,7 @@ impl Scenario {
                 .map(|s| s.to_string_lossy().into_owned());
             scenario.name = slug(stem.as_deref().unwrap_or(""));
         }
+        scenario.inherit_tcp_preset();
         let tables = scenario.expand_copies().map_err(|(path, message)| {
             ScenarioError::at(
                 source,
@@ -357,6 +361,7 @@ impl Scenario {
         let text = toml::to_string(&doc).expect("a table always serialises");
         let mut scenario: Scenario =
             toml::from_str(&text).map_err(|e| user_terms(e.message().trim()))?;
+        scenario.inherit_tcp_preset();
         // `flow.N.copies=K` on a copy re-expands the table it came from: its other copies
         // give way to K copies of flow N (with flow N's other overrides). The flows keep
         // their places unless the whole list was replaced (`flow=[...]`), which is expanded
@@ -391,6 +396,13 @@ impl Scenario {
             .validate()
             .map_err(|(path, message)| format!("{}: {message}", path.join(".")))?;
         Ok(scenario)
+    }
+
+    /// Hands the scenario's `tcp_preset` to every flow, for those without a preset of their own.
+    fn inherit_tcp_preset(&mut self) {
+        for f in &mut self.flow {
+            f.scenario_tcp_preset = self.tcp_preset;
+        }
     }
 
     /// The fully resolved scenario (every default filled in) as TOML.
@@ -481,10 +493,8 @@ impl Scenario {
                 "offloads are not supported by the TUN datapath: expected false".into(),
             ));
         }
-        if let Some(c) = &e.congestion {
-            if c.is_empty() || !c.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_') {
-                return Err((at("congestion"), format!("\"{c}\" is not a congestion control name: expected e.g. \"cubic\", \"reno\", \"bbr\"")));
-            }
+        if e.congestion.is_some() {
+            return Err((at("congestion"), REMOVED_EMULATION_CONGESTION.into()));
         }
         for (k, v) in &e.sysctl {
             let well_formed = k.starts_with("net.")
@@ -530,6 +540,10 @@ impl Scenario {
                     ));
                 }
             }
+            if f.direction == Some(Direction::Up) && f.port.is_some() {
+                let at = vec!["flow".to_string(), i.to_string(), "direction".to_string()];
+                return Err((at, "`direction` is for airlink's own flows; the kernel's applications (`port`) choose theirs themselves (`iperf3 -c` without -R uploads): expected no `direction` with `port`".into()));
+            }
             f.validate(self).map_err(|(mut path, message)| {
                 path.splice(0..0, ["flow".to_string(), i.to_string()]);
                 (path, message)
@@ -537,6 +551,9 @@ impl Scenario {
         }
         self.validate_changes(min_packet)?;
         if self.is_general() {
+            if let Some(i) = self.flow.iter().position(|f| f.direction.is_some()) {
+                return Err((p(&["flow", &i.to_string(), "direction"]), "`direction` belongs to the shorthand; with [host] and [link] tables the flow's `server` sends and its `client` receives: expected those instead".into()));
+            }
             let topology = self.topology()?;
             for (i, (down, up)) in topology.paths.iter().enumerate() {
                 // A path with neither a rate nor a delay would run every packet at one instant.
@@ -567,7 +584,7 @@ impl Scenario {
                 ("return_path", f.return_path.is_some()),
             ] {
                 if v {
-                    return Err((p(&["flow", &i.to_string(), k]), format!("`{k}` applies only to scenarios with [host] and [link] tables; this one uses the shorthand")));
+                    return Err((p(&["flow", &i.to_string(), k]), format!("`{k}` applies only to scenarios with [host] and [link] tables; this one uses the shorthand{}", if matches!(k, "server" | "client") { ", whose uploads say `direction = \"up\"`" } else { "" })));
                 }
             }
         }

@@ -81,6 +81,11 @@ pub struct Scenario {
     /// General form: the one-way links between hosts (`[link.NAME]`), any model each.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub link: IndexMap<String, LinkConfig>,
+    /// The TCP preset of every flow whose `tcp.preset` is absent, so one line pins a file to
+    /// the stack of its era. Default `linux` (the kernel's behaviour); the studies' scenarios
+    /// pin theirs.
+    #[serde(default)]
+    pub tcp_preset: TcpPreset,
     /// The flows (`[[flow]]`), at least one.
     pub flow: Vec<FlowConfig>,
     /// Timed changes (`[[change]]`): a link's parameters, a link down or up, a flow's path.
@@ -100,13 +105,15 @@ pub struct Scenario {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EmulationConfig {
-    /// The kernel's TCP congestion control in both namespaces (`net.ipv4.tcp_congestion_control`),
-    /// e.g. `"cubic"`, `"reno"`, `"bbr"`. Default: the kernel's default (bbr on airlink's machines),
-    /// recorded in the run's manifest.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub congestion: Option<String>,
+    /// Removed: the flows' `congestion` sets the kernel's congestion control too (see
+    /// `airlink_emu::kernel_cc`). Kept only to refuse it with a message saying so.
+    #[serde(default, skip_serializing)]
+    #[schemars(skip)]
+    pub congestion: Option<toml::Value>,
     /// Per-namespace sysctls (keys under `net.`), e.g. `{ "net.ipv4.tcp_timestamps" = "0" }`.
-    /// Values are written as given; numbers and booleans are accepted too.
+    /// Values are written as given; numbers and booleans are accepted too. They are applied
+    /// after the kernel's congestion control is set from the flows' `congestion`, so
+    /// `net.ipv4.tcp_congestion_control` here picks one airlink does not model (e.g. `"htcp"`).
     #[serde(default, deserialize_with = "sysctl_values")]
     pub sysctl: std::collections::BTreeMap<String, String>,
     /// MTU of the emulated interfaces in bytes. Default 1500. It is also the path MTU a DCCP
@@ -1258,6 +1265,17 @@ pub enum Congestion {
     Bbr,
 }
 
+/// Which way a shorthand flow's data goes.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// From the server to the client, through the downlink.
+    #[default]
+    Down,
+    /// From the client to the server, through the uplink.
+    Up,
+}
+
 /// Applications. The sender is at the server; data flows towards the client.
 #[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -1284,6 +1302,11 @@ pub struct FlowConfig {
     /// results) count each copy. Default 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copies: Option<u32>,
+    /// The scenario's `tcp_preset`, for a flow whose `tcp.preset` is absent (kept up to date
+    /// by parsing and overrides).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub scenario_tcp_preset: TcpPreset,
     /// For a copy: the table it came from (its index among the file's `[[flow]]` tables) and
     /// that table's name, so an override of one copy's `copies` re-expands the whole table.
     #[serde(skip)]
@@ -1292,7 +1315,9 @@ pub struct FlowConfig {
     /// Default tcp.
     #[serde(default = "default_protocol")]
     pub protocol: Protocol,
-    /// TCP only. Default newreno (with SACK when `tcp.sack`).
+    /// TCP only: airlink's TCP runs it in simulation; in emulation the first TCP flow's is the
+    /// kernel's congestion control in both namespaces (`newreno` and `reno` are the kernel's
+    /// `reno`; `afc` has no kernel counterpart). Default newreno (with SACK when `tcp.sack`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub congestion: Option<Congestion>,
     /// DCCP only: the congestion control, 2 (TCP-like) or 3 (TFRC). Default 3.
@@ -1338,6 +1363,12 @@ pub struct FlowConfig {
     /// Interval of the receiver's iperf-style reports (UDP, DCCP). Default 1 s.
     #[serde(default = "default_report_interval")]
     pub report_interval: Time,
+    /// Shorthand: which way the data goes. `"down"` (default): from the server through the
+    /// downlink to the client (a download); `"up"`: from the client through the uplink to the
+    /// server (an upload), the ACKs coming back through the downlink. The general form says it
+    /// with `server` and `client` instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<Direction>,
     /// General form: the host the data comes from. Default `"server"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
@@ -1386,6 +1417,11 @@ impl FlowConfig {
     /// The TCP congestion control, with its default.
     pub fn congestion(&self) -> Congestion {
         self.congestion.unwrap_or(Congestion::Newreno)
+    }
+
+    /// The TCP preset: the flow's, else the scenario's.
+    pub fn tcp_preset(&self) -> TcpPreset {
+        self.tcp.preset.unwrap_or(self.scenario_tcp_preset)
     }
 
     /// The DCCP CCID, with its default.
@@ -1459,9 +1495,11 @@ pub struct DccpParams {
 #[derive(Copy, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum TcpPreset {
-    /// RFC algorithms with Linux's timer bounds (RTO ≥ SRTT + 200 ms, max 120 s, initial 1 s).
-    #[default]
-    Default,
+    /// RFC algorithms with Linux's timer bounds (RTO ≥ SRTT + 200 ms, max 120 s, initial 1 s),
+    /// initial window 3: airlink's default until 0.1, which the studies' scenarios pin.
+    /// `"default"` is accepted as its former name.
+    #[serde(alias = "default")]
+    Classic,
     /// RFC values throughout (RTO min 1 s, max 60 s).
     Rfc,
     /// Linux 2.4 (the WIPEMU study's stack): initial RTO 3 s, 200 ms floor on the variance
@@ -1469,7 +1507,9 @@ pub enum TcpPreset {
     #[serde(rename = "linux-2.4")]
     Linux24,
     /// A modern Linux (6.x): initial window 10, timestamps, delayed ACK 40 ms after 16 quick
-    /// ACKs, PRR, CUBIC with the kernel's constants and HyStart (`TcpConfig::linux`).
+    /// ACKs, PRR, CUBIC with the kernel's constants and HyStart (`TcpConfig::linux`). The
+    /// default: it behaves like the kernel's TCP on the same link (docs/howto/tcp-defaults.md).
+    #[default]
     Linux,
 }
 
@@ -1477,9 +1517,9 @@ pub enum TcpPreset {
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TcpParams {
-    /// The base set of values. Default `default`.
-    #[serde(default)]
-    pub preset: TcpPreset,
+    /// The base set of values. Default: the scenario's `tcp_preset` (itself `linux` by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<TcpPreset>,
     /// IP MTU; the MSS is derived from it (40 B of headers, 12 more with timestamps). Default 1500.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mtu: Option<u32>,

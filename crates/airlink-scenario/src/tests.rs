@@ -178,9 +178,8 @@ fn the_emulation_table_is_strict_and_optional() {
     let s = Scenario::from_toml(MINIMAL, "x.toml").unwrap();
     assert_eq!(s.emulation, EmulationConfig::default());
     assert_eq!(s.emulation.mtu, 1500);
-    let text = format!("{MINIMAL}\n[emulation]\ncongestion = \"cubic\"\nmtu = 9000\nsysctl = {{ \"net.ipv4.tcp_timestamps\" = 0, \"net.ipv4.tcp_sack\" = \"1\" }}\n");
+    let text = format!("{MINIMAL}\n[emulation]\nmtu = 9000\nsysctl = {{ \"net.ipv4.tcp_timestamps\" = 0, \"net.ipv4.tcp_sack\" = \"1\" }}\n");
     let s = Scenario::from_toml(&text, "x.toml").unwrap();
-    assert_eq!(s.emulation.congestion.as_deref(), Some("cubic"));
     assert_eq!(s.emulation.mtu, 9000);
     assert_eq!(s.emulation.sysctl["net.ipv4.tcp_timestamps"], "0");
     // The resolved scenario keeps the table and parses again.
@@ -196,10 +195,64 @@ fn the_emulation_table_is_strict_and_optional() {
     assert!(e.line.is_some());
     let e = err(&format!("{MINIMAL}\n[emulation]\nmtu = 20\n"));
     assert!(e.message.contains("expected 68 to 65535"), "{e}");
+}
+
+/// The second key for the kernel's congestion control is gone: a file or an override that
+/// still uses it is told where the choice lives now, at the key's place.
+#[test]
+fn emulation_congestion_points_at_the_flows_key() {
     let e = err(&format!(
-        "{MINIMAL}\n[emulation]\ncongestion = \"cu bic\"\n"
+        "{MINIMAL}\n[emulation]\nmtu = 1500\ncongestion = \"cubic\"\n"
     ));
-    assert!(e.message.contains("congestion control name"), "{e}");
+    assert!(
+        e.message.starts_with("emulation.congestion: removed: each [[flow]]'s `congestion` now sets the kernel's congestion control in emulation too"),
+        "{e}"
+    );
+    assert!(e.message.contains("--set flow.0.congestion=cubic"), "{e}");
+    assert_eq!(
+        e.snippet.as_deref(),
+        Some("congestion = \"cubic\""),
+        "placed at the key: {e}"
+    );
+    let s = Scenario::from_toml(MINIMAL, "x.toml").unwrap();
+    let e = s
+        .with_overrides(&["emulation.congestion=cubic".into()])
+        .unwrap_err();
+    assert!(
+        e.message.contains("removed: each [[flow]]'s `congestion`"),
+        "{e}"
+    );
+    assert_eq!(e.source, "--set emulation.congestion=cubic");
+}
+
+/// The default TCP preset is `linux`; a scenario's `tcp_preset` sets it for every flow that
+/// names none (also flows an override brings), and `default` is still read as `classic`.
+#[test]
+fn tcp_preset_defaults_and_pins() {
+    let flows = |s: &Scenario| {
+        s.flow
+            .iter()
+            .map(FlowConfig::tcp_preset)
+            .collect::<Vec<_>>()
+    };
+    let two =
+        "[downlink.pipe]\nrate = \"1 Mbit/s\"\n[[flow]]\n[[flow]]\n[flow.tcp]\npreset = \"rfc\"\n";
+    let s = Scenario::from_toml(two, "x.toml").unwrap();
+    assert_eq!(flows(&s), [TcpPreset::Linux, TcpPreset::Rfc]);
+    let pinned =
+        Scenario::from_toml(&format!("tcp_preset = \"classic\"\n{two}"), "x.toml").unwrap();
+    assert_eq!(flows(&pinned), [TcpPreset::Classic, TcpPreset::Rfc]);
+    let old = Scenario::from_toml(&format!("tcp_preset = \"default\"\n{two}"), "x.toml").unwrap();
+    assert_eq!(flows(&old), [TcpPreset::Classic, TcpPreset::Rfc]);
+    // An override of the whole flow list keeps the file's pin; one of the pin moves it.
+    let replaced = pinned
+        .with_overrides(&["flow=[{ congestion = \"cubic\" }]".into()])
+        .unwrap();
+    assert_eq!(flows(&replaced), [TcpPreset::Classic]);
+    let moved = pinned
+        .with_overrides(&["tcp_preset=linux-2.4".into()])
+        .unwrap();
+    assert_eq!(flows(&moved), [TcpPreset::Linux24, TcpPreset::Rfc]);
 }
 
 #[test]
@@ -276,7 +329,7 @@ rate = "1 Mbit/s"
 [uplink.pipe]
 rate = "1 Mbit/s"
 [emulation]
-congestion = "cubic"
+mtu = 1500
 [[flow]]
 congestion = "cubic"
 [flow.cubic]
@@ -1252,4 +1305,58 @@ fn a_drawn_start_is_read_per_copy_and_refused_with_its_place_when_malformed() {
         "{e}"
     );
     assert_eq!(e.line, Some(9), "{e}");
+}
+
+/// The shorthand's uploads: `direction = "up"` sends the data through the uplink and the
+/// ACKs through the downlink; the general form and `port` refuse it, with the way to say it.
+#[test]
+fn shorthand_uploads_take_the_uplink() {
+    let text = "[downlink.pipe]\nrate = \"10 Mbit/s\"\n[uplink.pipe]\nrate = \"1 Mbit/s\"\n[access]\ndelay = \"5 ms\"\n[[flow]]\n[[flow]]\ndirection = \"up\"\n";
+    let s = Scenario::from_toml(text, "x.toml").unwrap();
+    let t = s.topology().unwrap();
+    let names = |p: &[usize]| {
+        p.iter()
+            .map(|&l| t.links[l].name.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        names(&t.paths[0].0),
+        ["access.0.down", "wired.down", "downlink"]
+    );
+    assert_eq!(names(&t.paths[1].0), ["uplink", "wired.up", "access.1.up"]);
+    assert_eq!(
+        names(&t.paths[1].1),
+        ["access.1.down", "wired.down", "downlink"]
+    );
+    // The resolved scenario keeps the direction.
+    let again = Scenario::from_toml(&s.to_toml(), "again.toml").unwrap();
+    assert_eq!(again.flow[1].direction, Some(Direction::Up));
+
+    let e = err("[downlink.pipe]\nrate = \"1 Mbit/s\"\n[[flow]]\nserver = \"client\"\n");
+    assert!(
+        e.message
+            .ends_with("whose uploads say `direction = \"up\"`"),
+        "{e}"
+    );
+    let e = err("[downlink.pipe]\nrate = \"1 Mbit/s\"\n[[flow]]\ndirection = \"sideways\"\n");
+    assert!(
+        e.message
+            .contains("unknown variant `sideways`, expected `down` or `up`"),
+        "{e}"
+    );
+    let e =
+        err("[downlink.pipe]\nrate = \"1 Mbit/s\"\n[[flow]]\nport = 5201\ndirection = \"up\"\n");
+    assert!(
+        e.message
+            .starts_with("flow.0.direction: `direction` is for airlink's own flows"),
+        "{e}"
+    );
+    assert_eq!(e.line, Some(5));
+    let general = "[host.a]\n[host.b]\n[link.ab]\nfrom = \"a\"\nto = \"b\"\npipe = { rate = \"1 Mbit/s\" }\n[link.ba]\nfrom = \"b\"\nto = \"a\"\npipe = { rate = \"1 Mbit/s\" }\n[[flow]]\nserver = \"a\"\nclient = \"b\"\ndirection = \"up\"\n";
+    let e = err(general);
+    assert!(
+        e.message
+            .starts_with("flow.0.direction: `direction` belongs to the shorthand"),
+        "{e}"
+    );
 }

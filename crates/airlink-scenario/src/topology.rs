@@ -3,11 +3,12 @@
 //!
 //! The shorthand (`wired`, `downlink`, `uplink`, `access`) is the chain
 //! `server → wired.down → downlink → client → uplink → wired.up → server`, with a pair of
-//! access links per flow in front of the server when `[access]` is given. The general form
+//! access links per flow in front of the server when `[access]` is given; a flow with
+//! `direction = "up"` sends its data the other way round the chain. The general form
 //! names its hosts and links; a flow follows the `path` it names, or the only shortest path
 //! between its hosts (two equally short ones are refused: the file must say which).
 
-use crate::{LinkModel, PipeConfig, Scenario};
+use crate::{Direction, LinkModel, PipeConfig, Scenario};
 use std::collections::{BTreeMap, VecDeque};
 
 /// One one-way link.
@@ -182,7 +183,11 @@ impl Scenario {
                     &["access"],
                 ));
             }
-            paths.push((down_path, up_path));
+            // An upload's data takes the uplink; its ACKs come back through the downlink.
+            paths.push(match self.flow[i].direction.unwrap_or_default() {
+                Direction::Down => (down_path, up_path),
+                Direction::Up => (up_path, down_path),
+            });
         }
         self.shorthand_has_no_handoffs()?;
         Ok(Topology {

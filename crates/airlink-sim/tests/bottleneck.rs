@@ -27,6 +27,8 @@ fn random_loss_run(congestion: &str, loss: f64, one_way_ms: u64, seed: u64) -> (
 seed = {seed}
 stop = "300 s"
 sample_interval = "0 s"
+# PFTK models RFC 5681's ACK counting with delayed ACKs (b = 2): the classic stack.
+tcp_preset = "classic"
 [wired]
 delay = "{one_way_ms} ms"
 [downlink.pipe]

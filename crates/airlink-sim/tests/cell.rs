@@ -78,7 +78,8 @@ bytes = "3 MB"
         let fer_override = format!("downlink.cell.frame_error_rate={fer}");
         let sum = run(one_user, &[fer_override.as_str()]);
         assert_eq!(sum.flows.len(), 1);
-        let expected = 2_560_000.0 * (1.0 - fer) * 1460.0 / 1500.0;
+        // The default (linux) preset sends timestamps: 1448 B of payload per 1500 B packet.
+        let expected = 2_560_000.0 * (1.0 - fer) * 1448.0 / 1500.0;
         let steady = sum.flows[0].goodput_steady_bps.unwrap();
         assert!(
             (steady / expected - 1.0).abs() < 0.01,
