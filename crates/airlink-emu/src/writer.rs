@@ -4,6 +4,8 @@
 use airlink_link::{LinkEvent, LinkSample};
 use airlink_net::metrics::{Column, Table};
 use airlink_net::EventKind;
+/// Which end a packet was seen at: the flow end whose TUN device (or side) it crossed.
+pub use airlink_net::Side;
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{DataLink, Endianness, TsResolution};
 use std::fs::File;
@@ -12,13 +14,6 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
-
-/// Which end a packet was seen at (the application side of its TUN device).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Side {
-    Client,
-    Server,
-}
 
 /// What the datapath hands to the writer.
 pub enum Record {
