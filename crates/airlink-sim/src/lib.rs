@@ -217,25 +217,7 @@ impl Sink<SimPacket> for SimSink<'_> {
     }
 
     fn link_sample(&mut self, at: Instant, _link: LinkId, name: &'static str, s: LinkSample) {
-        let r = &mut self.recorder.links;
-        r.time_ns.push(at.as_nanos());
-        r.link.push(name);
-        r.queue_packets.push(s.queue_packets as u64);
-        r.queue_bytes.push(s.queue_bytes);
-        match s.radio {
-            Some(radio) => {
-                r.snr_db.push(radio.snr_db);
-                r.predicted_snr_db.push(radio.predicted_snr_db);
-                r.modulation_bits.push(radio.modulation_bits as i64);
-                r.subband.push(radio.subband as i64);
-            }
-            None => {
-                r.snr_db.push(f64::NAN);
-                r.predicted_snr_db.push(f64::NAN);
-                r.modulation_bits.push(-1);
-                r.subband.push(-1);
-            }
-        }
+        self.recorder.links.push(at, name, &s);
     }
 }
 
