@@ -389,19 +389,41 @@ pub struct SegmentSeries {
     pub cwnd_bytes: Vec<f64>,
 }
 
+/// What a `segments` row records.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum SegmentKind {
+    /// A data segment sent.
+    Sent,
+    /// An ACK received.
+    Ack,
+    /// A retransmission timeout.
+    Timeout,
+}
+
+impl SegmentKind {
+    /// The name in the `kind` column.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SegmentKind::Sent => "sent",
+            SegmentKind::Ack => "ack",
+            SegmentKind::Timeout => "timeout",
+        }
+    }
+}
+
 impl SegmentSeries {
     pub fn push(
         &mut self,
         at: Instant,
         flow: u32,
-        kind: &'static str,
+        kind: SegmentKind,
         seq: u64,
         bytes: u32,
         cwnd_bytes: f64,
     ) {
         self.time_ns.push(at.as_nanos());
         self.flow.push(flow as u64);
-        self.kind.push(kind);
+        self.kind.push(kind.as_str());
         self.seq.push(seq);
         self.bytes.push(bytes as u64);
         self.cwnd_bytes.push(cwnd_bytes);

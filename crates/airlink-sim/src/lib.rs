@@ -11,7 +11,7 @@ pub mod dumbbell;
 
 use airlink_engine::{Duration, EventQueue, Instant};
 use airlink_link::{LinkEvent, LinkSample, Packet};
-use airlink_net::metrics::Recorder;
+use airlink_net::metrics::{Recorder, SegmentKind};
 use airlink_net::order::{self, SAMPLE, START, WAKE};
 use airlink_net::step::DueKey;
 pub use airlink_net::{
@@ -487,7 +487,9 @@ impl Simulation {
             if let (Side::Server, Pdu::Tcp(seg)) = (side, &pkt.pdu) {
                 if seg.flags.ack && self.recorder.logs_events() {
                     let cwnd = self.flows[f as usize].flow.sample().cwnd_bytes;
-                    self.recorder.segments.push(now, f, "ack", seg.ack, 0, cwnd);
+                    self.recorder
+                        .segments
+                        .push(now, f, SegmentKind::Ack, seg.ack, 0, cwnd);
                 }
             }
         }
@@ -514,9 +516,14 @@ impl Simulation {
                 if logs_timeouts {
                     let after = flow.sample();
                     if after.timeouts > timeouts {
-                        self.recorder
-                            .segments
-                            .push(now, f, "timeout", 0, 0, after.cwnd_bytes);
+                        self.recorder.segments.push(
+                            now,
+                            f,
+                            SegmentKind::Timeout,
+                            0,
+                            0,
+                            after.cwnd_bytes,
+                        );
                     }
                 }
                 self.after_endpoint(f, side);
@@ -555,7 +562,7 @@ impl Simulation {
                     let cwnd = self.flows[f as usize].flow.sample().cwnd_bytes;
                     self.recorder
                         .segments
-                        .push(now, f, "sent", seg.seq, seg.len, cwnd);
+                        .push(now, f, SegmentKind::Sent, seg.seq, seg.len, cwnd);
                 }
             }
             let pkt = SimPacket {
