@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from airlink import files
+from airlink import _core, files
 
 if TYPE_CHECKING:
     import pandas as pd  # imported on first use: it takes a while and `airlink check` needs none of it
@@ -48,65 +48,21 @@ RESULTS_FORMAT = 1
 class ResultsError(ValueError):
     """A results folder is damaged or of another format; the message names the file."""
 
-# Arrow types of the core's columns (crates/airlink-sim/src/metrics.rs). The core hands over
-# plain Python lists, which carry no type when a table stayed empty, so they are named here;
-# a column the core adds later is typed from its values.
-COLUMN_TYPES: dict[str, pa.DataType] = {
-    "time_ns": pa.uint64(),
-    "flow": pa.uint64(),
-    "delivered_bytes": pa.uint64(),
-    "cwnd_bytes": pa.float64(),
-    "ssthresh_bytes": pa.float64(),
-    "inflight_bytes": pa.float64(),
-    "rate_bps": pa.float64(),
-    "loss_event_rate": pa.float64(),
-    "srtt_us": pa.float64(),
-    "rto_us": pa.float64(),
-    "retransmissions": pa.uint64(),
-    "spurious_retransmissions": pa.uint64(),
-    "timeouts": pa.uint64(),
-    "fast_recoveries": pa.uint64(),
-    "link_losses": pa.int64(),
-    "detected_losses": pa.uint64(),
-    "sack_ok": pa.int64(),
-    "congestion_distance_segments": pa.float64(),
-    "backlog_segments": pa.float64(),
-    "interval_s": pa.float64(),
-    "throughput_bps": pa.float64(),
-    "received": pa.uint64(),
-    "lost": pa.uint64(),
-    "out_of_order": pa.uint64(),
-    "jitter_ms": pa.float64(),
-    "rtt_us": pa.float64(),
-    "link": pa.string(),
-    "queue_packets": pa.uint64(),
-    "queue_bytes": pa.uint64(),
-    "snr_db": pa.float64(),
-    "predicted_snr_db": pa.float64(),
-    "modulation_bits": pa.int64(),
-    "subband": pa.int64(),
-    "kind": pa.string(),
-    "bytes": pa.uint64(),
-    "bit_errors": pa.uint64(),
-    "seq": pa.uint64(),
-    "slot": pa.uint64(),
-    "user": pa.uint64(),
-    "frame_error": pa.uint64(),
+#: Every table's columns and their Arrow types, as the core defines them once for both modes
+#: (crates/airlink-net/src/metrics.rs). The core hands over plain Python lists, which carry no
+#: type when a table stayed empty, so the types are read from here.
+SCHEMA: dict[str, dict[str, pa.DataType]] = {
+    table: {column: getattr(pa, arrow_type)() for column, arrow_type in columns}
+    for table, columns in _core.table_schema()
 }
+#: The Arrow type of each column name (a name means one thing in every table); a column the
+#: core does not define (an emulation of iperf3's own figures) is typed from its values.
+COLUMN_TYPES: dict[str, pa.DataType] = {c: t for columns in SCHEMA.values() for c, t in columns.items()}
 
-#: The columns of the tables every run has, as the core writes them (crates/airlink-net/src/
-#: metrics.rs; a test compares them with a simulation's). A table a run did not write reads as an
-#: empty DataFrame with these columns. An emulation of iperf3 adds to ``intervals`` what the
+#: The columns of the tables every run has. A table a run did not write reads as an empty
+#: DataFrame with these columns. An emulation of iperf3 adds to ``intervals`` what the
 #: kernel's TCP sender reports: retransmissions, cwnd_bytes, srtt_us.
-TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
-    "flows": ("time_ns", "flow", "delivered_bytes", "cwnd_bytes", "ssthresh_bytes", "inflight_bytes", "rate_bps",
-              "loss_event_rate", "srtt_us", "rto_us", "retransmissions", "spurious_retransmissions", "timeouts",
-              "fast_recoveries", "link_losses", "detected_losses", "sack_ok", "congestion_distance_segments",
-              "backlog_segments"),
-    "intervals": ("time_ns", "flow", "interval_s", "bytes", "throughput_bps", "received", "lost", "out_of_order",
-                  "jitter_ms"),
-    "rtt": ("time_ns", "flow", "rtt_us"),
-}
+TABLE_COLUMNS: dict[str, tuple[str, ...]] = {name: tuple(SCHEMA[name]) for name in ("flows", "intervals", "rtt")}
 
 Drained = Mapping[str, Mapping[str, Sequence[Any]]]
 

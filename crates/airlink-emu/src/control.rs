@@ -25,7 +25,7 @@
 use crate::datapath::{new_fd, StopHandle};
 use airlink_link::{LinkChange, QueueLimit};
 use airlink_net::metrics::FlowSample;
-use airlink_net::NetChange;
+use airlink_net::{EventKind, NetChange};
 use airlink_scenario::{ChangeConfig, FlowRef, Scenario};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -278,22 +278,23 @@ pub fn merge(p: &mut LinkChange, c: &LinkChange) {
 pub struct LiveMarks(Arc<Mutex<Vec<Mark>>>);
 
 /// (emulated ns, flow, kind) of a flow start or stop made live.
-type Mark = (u64, u32, &'static str);
+type Mark = (u64, u32, EventKind);
 
 impl LiveMarks {
-    pub fn push(&self, at_ns: u64, flow: u32, kind: &'static str) {
+    pub fn push(&self, at_ns: u64, flow: u32, kind: EventKind) {
         self.0
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push((at_ns, flow, kind));
     }
 
-    /// Whether an event row is one made live (its mark is used up).
+    /// Whether an event row (its `kind` column's value) is one made live (its mark is used
+    /// up).
     pub fn take(&self, time_ns: u64, flow: u32, kind: &str) -> bool {
         let mut marks = self.0.lock().unwrap_or_else(|p| p.into_inner());
         match marks
             .iter()
-            .position(|&(t, f, k)| f == flow && k == kind && t <= time_ns)
+            .position(|&(t, f, k)| f == flow && k.as_str() == kind && t <= time_ns)
         {
             Some(i) => {
                 marks.remove(i);
@@ -1103,7 +1104,7 @@ mod tests {
     #[test]
     fn a_live_mark_marks_the_first_matching_row_at_or_after_it() {
         let marks = LiveMarks::default();
-        marks.push(100, 0, "flow_stop");
+        marks.push(100, 0, EventKind::FlowStop);
         assert!(
             !marks.take(99, 0, "flow_stop")
                 && !marks.take(150, 1, "flow_stop")

@@ -33,14 +33,15 @@ use crate::control::{
 };
 use crate::packet::{EmuPacket, Malformed, ETHERNET_HEADER};
 use crate::timing::{monotonic_ns, spin_until, thread_cpu_ns};
-use crate::writer::{Record, Side};
+use crate::writer::Record;
 use airlink_engine::{Duration, Instant};
-use airlink_link::Packet;
-use airlink_link::{LinkChange, LinkEvent};
+use airlink_link::{LinkChange, LinkEvent, LinkSample, Packet};
 use airlink_net::build::BuiltLink;
-use airlink_net::{order, EventKind, FlowPath, LinkId, NetChange, Outages, TimedChange, NO_FLOW};
+use airlink_net::{
+    order, Direction, EventKind, FlowPath, LinkId, NetChange, Network, Side, Sink, Stepper,
+    TimedChange,
+};
 use serde::Serialize;
-use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{SyncSender, TrySendError};
@@ -215,47 +216,26 @@ pub struct DatapathReport {
     pub outage_drops: Vec<u64>,
 }
 
-/// Something due: a link's timer, the head of a link's stage queue, a timed change, or a
-/// sample.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Due {
-    Timer(usize),
-    Stage(usize),
-    Change(usize),
-    Sample,
-}
-
-impl Due {
-    /// The tie-break after the due instant: (rank, source) as in the network's event order.
-    fn order(self) -> (u8, u32) {
-        match self {
-            // A stage queue's head arrives at the next link (or endpoint).
-            Due::Stage(i) => (order::ARRIVE, order::link_source(i as u16)),
-            Due::Timer(i) => (order::WAKE, order::link_source(i as u16)),
-            Due::Change(i) => (order::CHANGE, i as u32),
-            Due::Sample => (order::SAMPLE, 0),
-        }
-    }
-}
-
-/// Stage queues: packets that left link `i` and are due at the next stage.
+/// The datapath: the network in motion, and what it talks to.
 struct Datapath {
-    links: Vec<BuiltLink<EmuPacket>>,
-    /// Each scenario flow's path, then the shared path (a hand-off changes them).
-    paths: Vec<FlowPath>,
+    net: Stepper<EmuPacket>,
+    /// Live control: requests waiting.
+    control: Inbox<DatapathRequest>,
+    io: Io,
+}
+
+/// Everything of the datapath but the network: the two sides, the records, the bound on
+/// what the links hold, the delivery statistics. It is the network's [`Sink`].
+struct Io {
+    /// Number of scenario flows (the shared path comes after theirs).
+    flows: usize,
     /// Server ports and the path their packets take.
     ports: Vec<(u16, u16)>,
     /// Per link: whether it carries packets upward (for the in-flight bound).
     carries_up: Vec<bool>,
-    /// The scenario's timed changes, and the index of the next one due.
-    changes: Vec<TimedChange>,
-    next_change: usize,
-    outages: Outages<EmuPacket, EmuPacket>,
-    /// Live control: requests waiting, each link's parameters now, each flow's traffic.
-    control: Inbox<DatapathRequest>,
+    /// Each link's parameters now, each flow's traffic (for live state reads).
     params: Vec<LinkChange>,
     traffic: Vec<FlowTraffic>,
-    pending: Vec<VecDeque<(Instant, EmuPacket)>>,
     client: OwnedFd,
     server: OwnedFd,
     framing: Framing,
@@ -279,11 +259,7 @@ struct Datapath {
     last_delivery_due: u64,
 }
 
-impl Datapath {
-    fn now(&self) -> Instant {
-        Instant::from_nanos(monotonic_ns().saturating_sub(self.origin))
-    }
-
+impl Io {
     fn send(&mut self, r: Record) {
         match self.records.try_send(r) {
             Ok(()) => {}
@@ -315,319 +291,28 @@ impl Datapath {
         });
     }
 
-    /// Moves link `i`'s outputs to its stage queue and its events to the writer.
-    fn drain_link(&mut self, i: usize) {
-        while let Some(out) = self.links[i].link.poll_output() {
-            self.pending[i].push_back(out);
-        }
-        while let Some(ev) = self.links[i].link.poll_event() {
-            if let LinkEvent::Drop { bytes, .. } = ev {
-                self.left(self.carries_up[i], bytes);
-            }
-            let name = self.links[i].name;
-            self.send(Record::Event {
-                event: ev,
-                link: name,
-            });
-        }
-    }
-
     /// A packet of `bytes` left the links of a direction (delivered or dropped).
-    fn left(&mut self, uplink: bool, bytes: u32) {
-        let d = &mut self.in_flight[uplink as usize];
+    fn left(&mut self, dir: Direction, bytes: u32) {
+        let d = &mut self.in_flight[(dir == Direction::Up) as usize];
         *d = d.saturating_sub(held_bytes(bytes));
     }
 
-    /// The earliest thing to do, first in the network's event order among equal instants.
-    fn next_event(&self, sampling: bool) -> Option<(Instant, Due)> {
-        let mut best: Option<(Instant, Due)> = None;
-        let mut consider = |t: Option<Instant>, what: Due| {
-            if let Some(t) = t {
-                if best.is_none_or(|(b, w)| (t, what.order()) < (b, w.order())) {
-                    best = Some((t, what));
-                }
-            }
+    /// The path of a packet read from the client (upward) or the server: by its server port.
+    fn path_of(&self, dir: Direction, ports: (u16, u16)) -> u16 {
+        let server_port = match dir {
+            Direction::Up => ports.1,
+            Direction::Down => ports.0,
         };
-        for i in 0..self.links.len() {
-            consider(self.links[i].link.poll_at(), Due::Timer(i));
-            consider(self.pending[i].front().map(|p| p.0), Due::Stage(i));
-        }
-        consider(
-            self.changes.get(self.next_change).map(|c| c.at),
-            Due::Change(self.next_change),
-        );
-        if sampling {
-            consider(Some(self.next_sample), Due::Sample);
-        }
-        best
-    }
-
-    fn busy(&self) -> bool {
-        (0..self.links.len())
-            .any(|i| self.links[i].link.poll_at().is_some() || !self.pending[i].is_empty())
-    }
-
-    /// Handles everything due at or before `now`, in time order.
-    fn process_due(&mut self, now: Instant) {
-        let sampling = !self.cfg.sample_interval.is_zero();
-        loop {
-            let busy = self.busy();
-            let Some((t, what)) = self.next_event(sampling && busy) else {
-                break;
-            };
-            if t > now {
-                break;
-            }
-            self.did_work = true;
-            match what {
-                Due::Timer(i) => {
-                    self.links[i].link.handle_timeout(t);
-                    self.drain_link(i);
-                }
-                Due::Stage(i) => {
-                    let (due, pkt) = self.pending[i].pop_front().expect("front exists");
-                    self.leave(i, due, pkt);
-                }
-                Due::Change(k) => {
-                    self.next_change += 1;
-                    self.apply_change(k, t);
-                }
-                Due::Sample => {
-                    for i in 0..self.links.len() {
-                        let s = self.links[i].link.sample(t);
-                        let name = self.links[i].name;
-                        self.send(Record::Sample {
-                            time_ns: t.as_nanos(),
-                            link: name,
-                            sample: s,
-                        });
-                    }
-                    self.next_sample = t + self.cfg.sample_interval;
-                }
-            }
-        }
-        if !self.busy() && !self.outages.any() {
-            // Nothing inside the links (nor kept by an outage): resynchronise (a drop the links
-            // did not report as an event cannot hold the bound shut for ever).
-            self.in_flight = [0, 0];
-        }
-        if sampling && !self.busy() && self.next_sample <= now {
-            // Idle: skip the sample instants that passed (no wake-ups while idle).
-            let k = (now.as_nanos() - self.next_sample.as_nanos())
-                / self.cfg.sample_interval.as_nanos()
-                + 1;
-            self.next_sample += self.cfg.sample_interval.saturating_mul(k);
-        }
-    }
-
-    /// A packet that left link `i` (due at the next stage at `due`) goes on: into the next link,
-    /// or out to its TUN device. An outage of `i` catches it on the way; one of the next link,
-    /// on arrival.
-    fn leave(&mut self, i: usize, due: Instant, pkt: EmuPacket) {
-        if self.outages.is_down(i as LinkId) {
-            let lost = self.outages.catch_leaving(i as LinkId, pkt);
-            return self.lost_to_outage(i, due, lost);
-        }
-        self.forward(due, pkt);
-    }
-
-    /// Sends a packet to the next hop on its path at `at`: a link, or its TUN device.
-    fn forward(&mut self, at: Instant, mut pkt: EmuPacket) {
-        let path = &self.paths[pkt.route as usize];
-        let hops = if pkt.up { &path.up } else { &path.down };
-        match hops.get(pkt.hop as usize) {
-            Some(&l) => {
-                pkt.hop += 1;
-                self.arrive(l as usize, at, pkt);
-            }
-            None => self.deliver(!pkt.up, at, pkt),
-        }
-    }
-
-    /// The path of a packet read from the client (`up`) or the server: by its server port.
-    fn path_of(&self, up: bool, ports: (u16, u16)) -> u16 {
-        let server_port = if up { ports.1 } else { ports.0 };
-        let shared = self.paths.len() - 1;
         self.ports
             .iter()
             .find(|p| p.0 == server_port)
-            .map_or(shared, |p| p.1 as usize) as u16
+            .map_or(self.flows, |p| p.1 as usize) as u16
     }
+}
 
-    /// A packet arrives at link `i` at `at`.
-    fn arrive(&mut self, i: usize, at: Instant, pkt: EmuPacket) {
-        if self.outages.is_down(i as LinkId) {
-            let lost = self.outages.catch_arriving(i as LinkId, pkt);
-            return self.lost_to_outage(i, at, lost);
-        }
-        self.links[i].link.enqueue(at, pkt);
-        self.drain_link(i);
-    }
-
-    /// Accounts for a packet link `i`'s outage lost (none: it keeps it).
-    fn lost_to_outage(&mut self, i: usize, at: Instant, pkt: Option<EmuPacket>) {
-        let Some(pkt) = pkt else { return };
-        let len = pkt.data.len() as u32;
-        self.left(pkt.up, len);
-        self.send(Record::NetEvent {
-            time_ns: at.as_nanos(),
-            kind: EventKind::Outage,
-            link: self.links[i].name,
-            flow: pkt.flow(),
-            bytes: len,
-            live: false,
-        });
-    }
-
-    /// Applies the scenario's timed change `k`, due at `t`. One that finds its link in the
-    /// state it asks for (a live change came first) does nothing and is not recorded.
-    fn apply_change(&mut self, k: usize, t: Instant) {
-        let change = self.changes[k].change.clone();
-        if self.moot(&change).is_none() {
-            // Validated: the scenario names only what the model can change.
-            self.apply(change, t, false)
-                .expect("a change the model accepts");
-        }
-    }
-
-    /// Why a link change is moot now (the link is in that state already).
-    fn moot(&self, change: &NetChange) -> Option<String> {
-        let (link, down) = match change {
-            NetChange::Down { link, .. } => (*link, true),
-            NetChange::Up { link } => (*link, false),
-            _ => return None,
-        };
-        (self.outages.is_down(link) == down).then(|| {
-            format!(
-                "link \"{}\" is {} already",
-                self.links[link as usize].name,
-                if down { "down" } else { "up" }
-            )
-        })
-    }
-
-    /// Applies a change at `t` and records it (`live`: made through the control socket).
-    fn apply(&mut self, change: NetChange, t: Instant, live: bool) -> Result<(), String> {
-        if let NetChange::Set { link, change } = &change {
-            let l = *link as usize;
-            self.links[l].link.change(t, change)?;
-            crate::control::merge(&mut self.params[l], change);
-        }
-        let (link, flow) = match &change {
-            NetChange::Set { link, .. } | NetChange::Down { link, .. } | NetChange::Up { link } => {
-                (Some(*link as usize), NO_FLOW)
-            }
-            NetChange::Path { flow, .. } => (None, *flow),
-        };
-        let name = link.map_or("", |l| self.links[l].name);
-        self.send(Record::NetEvent {
-            time_ns: t.as_nanos(),
-            kind: change.kind(),
-            link: name,
-            flow,
-            bytes: 0,
-            live,
-        });
-        match change {
-            NetChange::Set { link, .. } => self.drain_link(link as usize),
-            NetChange::Down { link, keep } => self.outages.take_down(link, keep),
-            NetChange::Up { link } => {
-                let (leaving, arrived) = self.outages.bring_up(link);
-                for pkt in leaving {
-                    self.leave(link as usize, t, pkt);
-                }
-                for pkt in arrived {
-                    self.arrive(link as usize, t, pkt);
-                }
-            }
-            NetChange::Path { flow, down, up } => {
-                // The shared path follows the flow whose path it was.
-                let shared = self.paths.len() - 1;
-                let moved: Vec<usize> = if self.paths[shared] == self.paths[flow as usize] {
-                    vec![flow as usize, shared]
-                } else {
-                    vec![flow as usize]
-                };
-                for p in moved {
-                    let path = &mut self.paths[p];
-                    path.down = down.clone().unwrap_or(std::mem::take(&mut path.down));
-                    path.up = up.clone().unwrap_or(std::mem::take(&mut path.up));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Answers the control socket's requests (none waiting: nothing to do). Called after
-    /// everything due by `now` was handled, so a change applies at `now` in time order.
-    fn serve_requests(&mut self, now: Instant) {
-        while let Some(req) = self.control.next() {
-            self.did_work = true;
-            match req {
-                DatapathRequest::Apply { change, reply } => {
-                    let r = match self.moot(&change) {
-                        Some(why) => Err(why),
-                        None => self.apply(change, now, true).map(|()| now.as_nanos()),
-                    };
-                    let _ = reply.send(r);
-                }
-                DatapathRequest::State { reply } => {
-                    let _ = reply.send(self.state(now));
-                }
-            }
-        }
-    }
-
-    /// The links and flows now, for a state read.
-    fn state(&mut self, now: Instant) -> DatapathState {
-        let links = (0..self.links.len())
-            .map(|i| {
-                let sample = self.links[i].link.sample(now);
-                let l = &self.links[i];
-                let st = l.link.stats();
-                LinkState {
-                    name: l.name,
-                    model: l.model,
-                    up: !self.outages.is_down(i as LinkId),
-                    rate_bps: None,
-                    delay_s: None,
-                    queue_limit_packets: None,
-                    queue_limit_bytes: None,
-                    loss: None,
-                    bit_error_rate: None,
-                    mean_snr_db: None,
-                    packets_in: st.packets_in,
-                    packets_out: st.packets_out,
-                    bytes_out: st.bytes_out,
-                    queue_packets: sample.queue_packets,
-                    queue_bytes: sample.queue_bytes,
-                    drops: LinkDrops {
-                        queue: st.queue_drops,
-                        loss: st.loss_drops,
-                        outage: self.outages.drops(i as LinkId),
-                        corrupted: st.packets_corrupted,
-                        arq_gave_up: st.packets_given_up,
-                    },
-                    radio: sample.radio.map(|r| Radio {
-                        snr_db: r.snr_db,
-                        predicted_snr_db: r.predicted_snr_db,
-                        modulation_bits: r.modulation_bits,
-                        subband: r.subband,
-                    }),
-                }
-                .params(&self.params[i])
-            })
-            .collect();
-        DatapathState {
-            time_s: now.as_nanos() as f64 * 1e-9,
-            links,
-            flows: self.traffic.clone(),
-            wakeups: self.report.wakeups,
-        }
-    }
-
-    /// Writes a packet to the client (downlink) or server (uplink) TUN device.
-    fn deliver(&mut self, to_client: bool, due: Instant, pkt: EmuPacket) {
+impl Sink<EmuPacket> for Io {
+    /// Writes a packet to the client (downward) or server (upward) side.
+    fn deliver(&mut self, due: Instant, pkt: EmuPacket) {
         let gap = due.as_nanos().saturating_sub(self.last_delivery_due) as f64;
         self.last_delivery_due = due.as_nanos();
         self.delivery_gap_ewma = if self.delivery_gap_ewma.is_finite() {
@@ -635,11 +320,14 @@ impl Datapath {
         } else {
             gap
         };
-        self.left(!to_client, pkt.data.len() as u32);
-        let fd = if to_client {
-            self.client.as_raw_fd()
-        } else {
-            self.server.as_raw_fd()
+        self.left(pkt.dir, pkt.data.len() as u32);
+        let to = match pkt.dir {
+            Direction::Down => Side::Client,
+            Direction::Up => Side::Server,
+        };
+        let fd = match to {
+            Side::Client => self.client.as_raw_fd(),
+            Side::Server => self.server.as_raw_fd(),
         };
         // The delivery instant is taken before the write: the write itself runs the receiving
         // stack (softirq) in this thread and may take tens of microseconds.
@@ -670,155 +358,406 @@ impl Datapath {
         self.late_hist[((late / 1000) as usize).min(LATE_BUCKETS - 1)] += 1;
         self.late_sum_ns += late as u128;
         self.late_max_ns = self.late_max_ns.max(late);
-        let rel = actual - self.origin;
+        let rel = actual.saturating_sub(self.origin);
         let len = pkt.data.len() as u32;
         if let Some(t) = self.traffic.get_mut(pkt.flow as usize) {
-            if to_client {
-                t.down_packets += 1;
-                t.down_bytes += len as u64;
-            } else {
-                t.up_packets += 1;
-                t.up_bytes += len as u64;
+            match to {
+                Side::Client => {
+                    t.down_packets += 1;
+                    t.down_bytes += len as u64;
+                }
+                Side::Server => {
+                    t.up_packets += 1;
+                    t.up_bytes += len as u64;
+                }
             }
         }
-        if to_client {
-            self.report.downlink.record(due.as_nanos(), rel, len);
-        } else {
-            self.report.uplink.record(due.as_nanos(), rel, len);
+        match to {
+            Side::Client => self.report.downlink.record(due.as_nanos(), rel, len),
+            Side::Server => self.report.uplink.record(due.as_nanos(), rel, len),
         }
-        let side = if to_client {
-            Side::Client
-        } else {
-            Side::Server
-        };
-        self.capture(side, false, actual, &pkt.data);
+        self.capture(to, false, actual, &pkt.data);
     }
 
-    /// Reads up to a batch from one TUN device into the first link of its direction's path.
+    fn link_event(&mut self, link: LinkId, name: &'static str, event: LinkEvent) {
+        if let LinkEvent::Drop { bytes, .. } = event {
+            let dir = if self.carries_up[link as usize] {
+                Direction::Up
+            } else {
+                Direction::Down
+            };
+            self.left(dir, bytes);
+        }
+        self.send(Record::Event { event, link: name });
+    }
+
+    fn outage_loss(&mut self, at: Instant, _link: LinkId, name: &'static str, pkt: &EmuPacket) {
+        let len = pkt.data.len() as u32;
+        self.left(pkt.dir, len);
+        self.send(Record::NetEvent {
+            time_ns: at.as_nanos(),
+            kind: EventKind::Outage,
+            link: name,
+            flow: pkt.flow(),
+            bytes: len,
+            live: false,
+        });
+    }
+
+    fn changed(&mut self, at: Instant, change: &NetChange, link_name: &'static str, live: bool) {
+        if let NetChange::Set { link, change } = change {
+            crate::control::merge(&mut self.params[*link as usize], change);
+        }
+        self.send(Record::NetEvent {
+            time_ns: at.as_nanos(),
+            kind: change.kind(),
+            link: link_name,
+            flow: change.flow(),
+            bytes: 0,
+            live,
+        });
+    }
+
+    fn link_sample(&mut self, at: Instant, _link: LinkId, name: &'static str, sample: LinkSample) {
+        self.send(Record::Sample {
+            time_ns: at.as_nanos(),
+            link: name,
+            sample,
+        });
+    }
+}
+
+impl Datapath {
+    fn new(parts: DatapathParts) -> Datapath {
+        let DatapathParts {
+            links,
+            paths,
+            shared,
+            ports,
+            changes,
+            client,
+            server,
+            origin_mono_ns,
+            records,
+            record_bytes,
+            cfg,
+            mtu,
+            framing,
+            control,
+            params,
+        } = parts;
+        let flows = paths.len();
+        let net = Stepper::new(Network {
+            links,
+            paths,
+            shared,
+            changes,
+        });
+        let mut carries_up = vec![false; net.links().len()];
+        for path in net.paths() {
+            for &l in &path.up {
+                carries_up[l as usize] = true;
+            }
+        }
+        let report = DatapathReport {
+            guard_us: cfg.guard_ns as f64 / 1000.0,
+            max_in_flight_bytes: cfg.max_in_flight_bytes,
+            ..Default::default()
+        };
+        Datapath {
+            net,
+            control,
+            io: Io {
+                flows,
+                ports,
+                carries_up,
+                params,
+                traffic: vec![FlowTraffic::default(); flows],
+                client,
+                server,
+                framing,
+                origin: origin_mono_ns,
+                records,
+                record_bytes,
+                in_flight: [0, 0],
+                cfg,
+                report,
+                late_hist: vec![0; LATE_BUCKETS],
+                late_sum_ns: 0,
+                late_max_ns: 0,
+                next_sample: Instant::ZERO,
+                buf: vec![0; (mtu as usize).max(65_536)],
+                did_work: false,
+                delivery_gap_ewma: f64::INFINITY,
+                last_delivery_due: 0,
+            },
+        }
+    }
+
+    fn now(&self) -> Instant {
+        Instant::from_nanos(monotonic_ns().saturating_sub(self.io.origin))
+    }
+
+    /// The earliest thing to do, the network's or a sample, in the network's event order:
+    /// its instant, and whether it is a sample.
+    fn next_event(&self, sampling: bool) -> Option<(Instant, bool)> {
+        let sample = sampling.then_some((self.io.next_sample, order::SAMPLE, 0));
+        match (self.net.next_deadline(), sample) {
+            (Some(n), Some(s)) if s < n => Some((s.0, true)),
+            (Some(n), _) => Some((n.0, false)),
+            (None, Some(s)) => Some((s.0, true)),
+            (None, None) => None,
+        }
+    }
+
+    /// Handles everything due at or before `now`, in time order.
+    fn process_due(&mut self, now: Instant) {
+        let sampling = !self.io.cfg.sample_interval.is_zero();
+        loop {
+            let busy = self.net.busy();
+            let Some((t, sample)) = self.next_event(sampling && busy) else {
+                break;
+            };
+            if t > now {
+                break;
+            }
+            self.io.did_work = true;
+            if sample {
+                self.net.sample(t, &mut self.io);
+                self.io.next_sample = t + self.io.cfg.sample_interval;
+            } else {
+                self.net.step(&mut self.io);
+            }
+        }
+        let busy = self.net.busy();
+        if !busy && !self.net.outages().any() {
+            // Nothing inside the links (nor kept by an outage): resynchronise (a drop the links
+            // did not report as an event cannot hold the bound shut for ever).
+            self.io.in_flight = [0, 0];
+        }
+        if sampling && !busy && self.io.next_sample <= now {
+            // Idle: skip the sample instants that passed (no wake-ups while idle).
+            let interval = self.io.cfg.sample_interval;
+            let k = (now.as_nanos() - self.io.next_sample.as_nanos()) / interval.as_nanos() + 1;
+            self.io.next_sample += interval.saturating_mul(k);
+        }
+    }
+
+    /// Answers the control socket's requests (none waiting: nothing to do). Called after
+    /// everything due by `now` was handled, so a change applies at `now` in time order.
+    fn serve_requests(&mut self, now: Instant) {
+        while let Some(req) = self.control.next() {
+            self.io.did_work = true;
+            match req {
+                DatapathRequest::Apply { change, reply } => {
+                    let _ = reply.send(self.apply_live(now, change));
+                }
+                DatapathRequest::State { reply } => {
+                    let _ = reply.send(self.state(now));
+                }
+            }
+        }
+    }
+
+    /// Applies a live change at `now` and handles what it released.
+    fn apply_live(&mut self, now: Instant, change: NetChange) -> Result<u64, String> {
+        self.net
+            .apply(now, change, true, &mut self.io)
+            .map_err(|e| e.to_string())?;
+        self.process_due(now);
+        Ok(now.as_nanos())
+    }
+
+    /// The links and flows now, for a state read.
+    fn state(&mut self, now: Instant) -> DatapathState {
+        let samples: Vec<LinkSample> = (0..self.net.links().len())
+            .map(|i| self.net.sample_link(i as LinkId, now))
+            .collect();
+        let outages = self.net.outages();
+        let links = self
+            .net
+            .links()
+            .iter()
+            .enumerate()
+            .zip(samples)
+            .map(|((i, l), sample)| {
+                let st = l.link.stats();
+                LinkState {
+                    name: l.name,
+                    model: l.model,
+                    up: !outages.is_down(i as LinkId),
+                    rate_bps: None,
+                    delay_s: None,
+                    queue_limit_packets: None,
+                    queue_limit_bytes: None,
+                    loss: None,
+                    bit_error_rate: None,
+                    mean_snr_db: None,
+                    packets_in: st.packets_in,
+                    packets_out: st.packets_out,
+                    bytes_out: st.bytes_out,
+                    queue_packets: sample.queue_packets,
+                    queue_bytes: sample.queue_bytes,
+                    drops: LinkDrops {
+                        queue: st.queue_drops,
+                        loss: st.loss_drops,
+                        outage: outages.drops(i as LinkId),
+                        corrupted: st.packets_corrupted,
+                        arq_gave_up: st.packets_given_up,
+                    },
+                    radio: sample.radio.map(|r| Radio {
+                        snr_db: r.snr_db,
+                        predicted_snr_db: r.predicted_snr_db,
+                        modulation_bits: r.modulation_bits,
+                        subband: r.subband,
+                    }),
+                }
+                .params(&self.io.params[i])
+            })
+            .collect();
+        DatapathState {
+            time_s: now.as_nanos() as f64 * 1e-9,
+            links,
+            flows: self.io.traffic.clone(),
+            wakeups: self.io.report.wakeups,
+        }
+    }
+
+    /// Reads up to a batch from one side into the first link of its direction's path.
     fn read_side(&mut self, from_client: bool) -> usize {
         let fd: RawFd = if from_client {
-            self.client.as_raw_fd()
+            self.io.client.as_raw_fd()
         } else {
-            self.server.as_raw_fd()
+            self.io.server.as_raw_fd()
         };
         let mut n = 0;
         while n < READ_BATCH {
             // SAFETY: a valid descriptor and buffer.
-            let rc = unsafe { libc::read(fd, self.buf.as_mut_ptr().cast(), self.buf.len()) };
+            let rc = unsafe { libc::read(fd, self.io.buf.as_mut_ptr().cast(), self.io.buf.len()) };
             if rc <= 0 {
                 break;
             }
             n += 1;
             let mono = monotonic_ns();
-            let mut frame = &self.buf[..rc as usize];
-            let mut l2 = None;
-            if self.framing == Framing::Ethernet {
-                let ip = frame.len() > ETHERNET_HEADER
-                    && matches!([frame[12], frame[13]], [0x08, 0x00] | [0x86, 0xdd]);
-                if !ip {
-                    // ARP and the like: the two hosts must find each other, outside the model.
-                    let to = if from_client {
-                        self.server.as_raw_fd()
-                    } else {
-                        self.client.as_raw_fd()
-                    };
-                    // SAFETY: a valid descriptor and buffer.
-                    if unsafe { libc::write(to, frame.as_ptr().cast(), frame.len()) } < 0 {
-                        self.report.write_errors += 1;
-                    }
-                    self.report.passed_through += 1;
-                    continue;
-                }
-                l2 = Some(frame[..ETHERNET_HEADER].try_into().expect("checked length"));
-                frame = &frame[ETHERNET_HEADER..];
-            }
-            let rc = frame.len() as isize;
-            // Exactly its length: what `held_bytes` counts.
-            let data = frame.to_vec();
+            let now = Instant::from_nanos(mono.saturating_sub(self.io.origin));
             let side = if from_client {
                 Side::Client
             } else {
                 Side::Server
             };
-            self.capture(side, true, mono, &data);
-            let now = Instant::from_nanos(mono.saturating_sub(self.origin));
-            // Earlier work may be due before this arrival: keep the links' time monotone.
-            self.process_due(now);
-            match EmuPacket::parse(data) {
-                Ok(pkt) => {
-                    if from_client {
-                        self.report.packets_read_client += 1;
-                    } else {
-                        self.report.packets_read_server += 1;
-                    }
-                    let dir = from_client as usize;
-                    let len = held_bytes(rc as u32);
-                    if self.in_flight[dir] + len > self.cfg.max_in_flight_bytes {
-                        self.report.in_flight_drops[dir] += 1;
-                        self.send(Record::LimitDrop {
-                            side,
-                            mono_ns: mono,
-                            len: rc as u32,
-                        });
-                        continue;
-                    }
-                    self.in_flight[dir] += len;
-                    let held = &mut self.report.in_flight_max_bytes[dir];
-                    *held = (*held).max(self.in_flight[dir]);
-                    let mut pkt = pkt;
-                    pkt.l2 = l2;
-                    pkt.up = from_client;
-                    pkt.route = self.path_of(from_client, pkt.ports);
-                    // Traffic of no scenario flow takes the shared path: the first flow's.
-                    pkt.flow = if pkt.route as usize == self.paths.len() - 1 {
-                        0
-                    } else {
-                        pkt.route as u32
-                    };
-                    self.forward(now, pkt);
-                }
-                Err(Malformed::NotIp) | Err(Malformed::BadHeader) => {
-                    if from_client {
-                        self.report.malformed_client += 1;
-                    } else {
-                        self.report.malformed_server += 1;
-                    }
-                    self.send(Record::Malformed {
-                        side,
-                        mono_ns: mono,
-                        len: rc as u32,
-                    });
-                }
-            }
+            self.take_in(now, mono, side, rc as usize);
         }
         if n > 0 {
-            self.did_work = true;
+            self.io.did_work = true;
         }
         n
     }
 
-    fn finish(mut self, started: u64, cpu0: u64) -> (Vec<BuiltLink<EmuPacket>>, DatapathReport) {
-        let r = &mut self.report;
+    /// Takes the first `len` bytes of the read buffer, read from `side` at `now` (`mono` on
+    /// the monotonic clock), in at its path's ingress.
+    fn take_in(&mut self, now: Instant, mono: u64, side: Side, len: usize) {
+        let io = &mut self.io;
+        let mut frame = &io.buf[..len];
+        let mut l2 = None;
+        if io.framing == Framing::Ethernet {
+            let ip = frame.len() > ETHERNET_HEADER
+                && matches!([frame[12], frame[13]], [0x08, 0x00] | [0x86, 0xdd]);
+            if !ip {
+                // ARP and the like: the two hosts must find each other, outside the model.
+                let to = match side {
+                    Side::Client => io.server.as_raw_fd(),
+                    Side::Server => io.client.as_raw_fd(),
+                };
+                // SAFETY: a valid descriptor and buffer.
+                if unsafe { libc::write(to, frame.as_ptr().cast(), frame.len()) } < 0 {
+                    io.report.write_errors += 1;
+                }
+                io.report.passed_through += 1;
+                return;
+            }
+            l2 = Some(frame[..ETHERNET_HEADER].try_into().expect("checked length"));
+            frame = &frame[ETHERNET_HEADER..];
+        }
+        let rc = frame.len();
+        // Exactly its length: what `held_bytes` counts.
+        let data = frame.to_vec();
+        io.capture(side, true, mono, &data);
+        // Earlier work may be due before this arrival: keep the links' time monotone.
+        self.process_due(now);
+        let io = &mut self.io;
+        let dir = match side {
+            Side::Client => Direction::Up,
+            Side::Server => Direction::Down,
+        };
+        match EmuPacket::parse(data) {
+            Ok(mut pkt) => {
+                match side {
+                    Side::Client => io.report.packets_read_client += 1,
+                    Side::Server => io.report.packets_read_server += 1,
+                }
+                let d = (dir == Direction::Up) as usize;
+                let len = held_bytes(rc as u32);
+                if io.in_flight[d] + len > io.cfg.max_in_flight_bytes {
+                    io.report.in_flight_drops[d] += 1;
+                    io.send(Record::LimitDrop {
+                        side,
+                        mono_ns: mono,
+                        len: rc as u32,
+                    });
+                    return;
+                }
+                io.in_flight[d] += len;
+                let held = &mut io.report.in_flight_max_bytes[d];
+                *held = (*held).max(io.in_flight[d]);
+                pkt.l2 = l2;
+                pkt.dir = dir;
+                pkt.route = io.path_of(dir, pkt.ports);
+                // Traffic of no scenario flow takes the shared path: the first flow's.
+                pkt.flow = if pkt.route as usize == io.flows {
+                    0
+                } else {
+                    pkt.route as u32
+                };
+                let source = order::endpoint_source(pkt.route as u32, side);
+                self.net.take_in(now, source, pkt);
+            }
+            Err(Malformed::NotIp) | Err(Malformed::BadHeader) => {
+                match side {
+                    Side::Client => io.report.malformed_client += 1,
+                    Side::Server => io.report.malformed_server += 1,
+                }
+                io.send(Record::Malformed {
+                    side,
+                    mono_ns: mono,
+                    len: rc as u32,
+                });
+            }
+        }
+    }
+
+    fn finish(self, started: u64, cpu0: u64) -> (Vec<BuiltLink<EmuPacket>>, DatapathReport) {
+        let Datapath { net, io, .. } = self;
+        let mut r = io.report;
         r.duration_s = (monotonic_ns() - started) as f64 * 1e-9;
         r.cpu_s = (thread_cpu_ns() - cpu0) as f64 * 1e-9;
         r.downlink.finish();
         r.uplink.finish();
-        r.outage_drops = (0..self.links.len())
-            .map(|l| self.outages.drops(l as LinkId))
+        r.outage_drops = (0..net.links().len())
+            .map(|l| net.outages().drops(l as LinkId))
             .collect();
-        let total: u64 = self.late_hist.iter().sum();
+        let total: u64 = io.late_hist.iter().sum();
         if total > 0 {
-            let q = |p: f64| crate::timing::histogram_quantile(&self.late_hist, p) as f64; // 1 µs buckets
+            let q = |p: f64| crate::timing::histogram_quantile(&io.late_hist, p) as f64; // 1 µs buckets
             r.lateness = Lateness {
                 packets: total,
-                mean_us: self.late_sum_ns as f64 / total as f64 / 1000.0,
+                mean_us: io.late_sum_ns as f64 / total as f64 / 1000.0,
                 p50_us: q(0.5),
                 p99_us: q(0.99),
                 p999_us: q(0.999),
-                max_us: self.late_max_ns as f64 / 1000.0,
+                max_us: io.late_max_ns as f64 / 1000.0,
             };
         }
-        (self.links, self.report)
+        (net.into_links(), r)
     }
 }
 
@@ -950,46 +889,7 @@ pub fn prepare(
         // the configured guard nor above MAX_GUARD_NS.
         let mut guard = parts.cfg.guard_ns;
         let mut wake_late_ewma = parts.cfg.guard_ns as f64;
-        let n = parts.links.len();
-        let flows = parts.paths.len();
-        let mut carries_up = vec![false; n];
-        for path in parts.paths.iter().chain([&parts.shared]) {
-            for &l in &path.up {
-                carries_up[l as usize] = true;
-            }
-        }
-        let mut dp = Datapath {
-            pending: (0..n).map(|_| VecDeque::new()).collect(),
-            links: parts.links,
-            paths: parts.paths.into_iter().chain([parts.shared]).collect(),
-            ports: parts.ports,
-            carries_up,
-            changes: parts.changes,
-            next_change: 0,
-            outages: Outages::new(n),
-            control: parts.control,
-            params: parts.params,
-            traffic: vec![FlowTraffic::default(); flows],
-            client: parts.client,
-            server: parts.server,
-            framing: parts.framing,
-            origin: parts.origin_mono_ns,
-            records: parts.records,
-            record_bytes: parts.record_bytes,
-            in_flight: [0, 0],
-            next_sample: Instant::ZERO,
-            cfg: parts.cfg,
-            report: DatapathReport::default(),
-            late_hist: vec![0; LATE_BUCKETS],
-            late_sum_ns: 0,
-            late_max_ns: 0,
-            buf: vec![0; (parts.mtu as usize).max(65_536)],
-            did_work: false,
-            delivery_gap_ewma: f64::INFINITY,
-            last_delivery_due: 0,
-        };
-        dp.report.guard_us = guard as f64 / 1000.0;
-        dp.report.max_in_flight_bytes = dp.cfg.max_in_flight_bytes;
+        let mut dp = Datapath::new(parts);
         let mut armed: Option<u64> = None;
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 8];
         let mut after_wakeup = false;
@@ -998,7 +898,7 @@ pub fn prepare(
         let mut spin_at = false;
         let mut spin_ns = 0u64;
         while !flag.stopped() {
-            dp.did_work = false;
+            dp.io.did_work = false;
             let now = dp.now();
             dp.process_due(now);
             while dp.read_side(true) + dp.read_side(false) > 0 {
@@ -1011,20 +911,20 @@ pub fn prepare(
             let now = dp.now();
             dp.process_due(now);
             dp.serve_requests(now);
-            if after_wakeup && !dp.did_work {
-                dp.report.idle_wakeups += 1;
+            if after_wakeup && !dp.io.did_work {
+                dp.io.report.idle_wakeups += 1;
             }
             after_wakeup = false;
-            let sampling = !dp.cfg.sample_interval.is_zero();
+            let sampling = !dp.io.cfg.sample_interval.is_zero();
             let next = dp
-                .next_event(sampling && dp.busy())
-                .map(|(t, _)| dp.origin + t.as_nanos());
+                .next_event(sampling && dp.net.busy())
+                .map(|(t, _)| dp.io.origin + t.as_nanos());
             // When deliveries come closer together than the guard, spinning would mean spinning
             // through every gap: then the thread sleeps to each deadline and sends what is due
             // in one go (late by the wake-up latency, the rate stays exact). Every kind of
             // deadline spins otherwise: a late sample or stage transfer changes no model (they
             // get due instants), but a delivery due just after it would be late too.
-            let spin_worthy = dp.delivery_gap_ewma > SPIN_MIN_GAP_GUARDS * guard as f64;
+            let spin_worthy = dp.io.delivery_gap_ewma > SPIN_MIN_GAP_GUARDS * guard as f64;
             let mono_now = monotonic_ns();
             // Spin budget: spinning may use at most SPIN_SHARE of a core on average. When it is
             // spent (high packet rates), the thread sleeps to the deadline itself and sends
@@ -1047,7 +947,7 @@ pub fn prepare(
                     // microseconds (a VM exit; a third of the datapath's time at 125 k
                     // deliveries/s) and it fires 50-100 us late anyway, so such deliveries are
                     // better taken in one batch per wake-up than with a timer each.
-                    let coalesce = !may_spin && dp.delivery_gap_ewma < MIN_SLEEP_NS as f64;
+                    let coalesce = !may_spin && dp.io.delivery_gap_ewma < MIN_SLEEP_NS as f64;
                     let at = if may_spin {
                         d - guard
                     } else if coalesce {
@@ -1077,7 +977,7 @@ pub fn prepare(
                     -1,
                 )
             };
-            dp.report.wakeups += 1;
+            dp.io.report.wakeups += 1;
             after_wakeup = true;
             live.wakeups.fetch_add(1, Ordering::Relaxed);
             let mut timer_fired = false;
@@ -1098,8 +998,8 @@ pub fn prepare(
                     let late = monotonic_ns().saturating_sub(at) as f64;
                     wake_late_ewma = 0.9 * wake_late_ewma + 0.1 * late;
                     guard = ((1.5 * wake_late_ewma) as u64 + 10_000)
-                        .clamp(dp.cfg.guard_ns, MAX_GUARD_NS.max(dp.cfg.guard_ns));
-                    dp.report.guard_us = guard as f64 / 1000.0;
+                        .clamp(dp.io.cfg.guard_ns, MAX_GUARD_NS.max(dp.io.cfg.guard_ns));
+                    dp.io.report.guard_us = guard as f64 / 1000.0;
                 }
                 if let (Some(d), true) = (next, spin_at) {
                     let t0 = monotonic_ns();
@@ -1109,11 +1009,11 @@ pub fn prepare(
                 }
             }
             live.packets_forwarded.store(
-                dp.report.downlink.packets + dp.report.uplink.packets,
+                dp.io.report.downlink.packets + dp.io.report.uplink.packets,
                 Ordering::Relaxed,
             );
         }
-        dp.report.spin_s = spin_ns as f64 * 1e-9;
+        dp.io.report.spin_s = spin_ns as f64 * 1e-9;
         let (links, report) = dp.finish(started, cpu0);
         (links, report, rt)
     };
@@ -1144,6 +1044,295 @@ pub(crate) fn arm(timerfd: &OwnedFd, at_ns: Option<u64>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use airlink_engine::RngStream;
+    use airlink_link::{Pipe, PipeParams};
+    use std::sync::mpsc::{sync_channel, Receiver};
+
+    /// A fake port: a datagram socket pair per side stands for a TUN device (the datapath
+    /// reads and writes whole packets on it); the test holds the applications' ends.
+    struct FakePorts {
+        dp: Datapath,
+        client_app: OwnedFd,
+        server_app: OwnedFd,
+        records: Receiver<Record>,
+    }
+
+    fn socket_pair() -> (OwnedFd, OwnedFd) {
+        let mut fds = [0; 2];
+        // SAFETY: a plain syscall filling two descriptors.
+        let rc = unsafe {
+            libc::socketpair(
+                libc::AF_UNIX,
+                libc::SOCK_DGRAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                0,
+                fds.as_mut_ptr(),
+            )
+        };
+        assert_eq!(rc, 0, "socketpair");
+        (
+            new_fd(fds[0], "socketpair").unwrap(),
+            new_fd(fds[1], "socketpair").unwrap(),
+        )
+    }
+
+    fn pipe(name: &'static str, delay_ms: u64) -> BuiltLink<EmuPacket> {
+        BuiltLink {
+            name,
+            model: "pipe",
+            link: Box::new(Pipe::new(
+                PipeParams {
+                    delay: Duration::from_millis(delay_ms),
+                    ..Default::default()
+                },
+                RngStream::derive(1, name),
+            )),
+        }
+    }
+
+    /// Links "a" (10 ms) and "b" (20 ms) downward, "c" (5 ms) as the alternative; flow 0
+    /// (server port 5000) takes a then b down, nothing up.
+    fn two_hops(changes: Vec<TimedChange>) -> FakePorts {
+        let (client, client_app) = socket_pair();
+        let (server, server_app) = socket_pair();
+        let (tx, records) = sync_channel(1024);
+        let (_mailbox, control) = crate::control::mailbox().unwrap();
+        let path = FlowPath {
+            down: vec![0, 1],
+            up: vec![],
+        };
+        let dp = Datapath::new(DatapathParts {
+            links: vec![pipe("a", 10), pipe("b", 20), pipe("c", 5)],
+            paths: vec![path.clone()],
+            shared: path,
+            ports: vec![(5000, 0)],
+            changes,
+            client,
+            server,
+            origin_mono_ns: 0,
+            records: tx,
+            record_bytes: Arc::new(AtomicU64::new(0)),
+            cfg: DatapathConfig {
+                guard_ns: 50_000,
+                sample_interval: Duration::ZERO,
+                snaplen: 0,
+                rt_fifo: false,
+                mlock: false,
+                max_in_flight_bytes: DEFAULT_MAX_IN_FLIGHT_BYTES,
+            },
+            mtu: 1500,
+            framing: Framing::Ip,
+            control,
+            params: vec![LinkChange::default(); 3],
+        });
+        FakePorts {
+            dp,
+            client_app,
+            server_app,
+            records,
+        }
+    }
+
+    /// A UDP packet from the server's port 5000, with `tag` as its payload.
+    fn from_server(tag: u8) -> Vec<u8> {
+        let b = etherparse::PacketBuilder::ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64).udp(5000, 4000);
+        let mut out = Vec::new();
+        b.write(&mut out, &[tag; 20]).unwrap();
+        out
+    }
+
+    impl FakePorts {
+        /// The server's application sends `tag` at `ms` (virtual time).
+        fn send_down(&mut self, ms: u64, tag: u8) {
+            let data = from_server(tag);
+            self.dp.io.buf[..data.len()].copy_from_slice(&data);
+            let now = Instant::from_nanos(ms * 1_000_000);
+            self.dp
+                .take_in(now, now.as_nanos(), Side::Server, data.len());
+        }
+
+        /// Runs the network to `ms` and returns the tags of what the client's side received.
+        fn run_to(&mut self, ms: u64) -> Vec<u8> {
+            self.dp.process_due(Instant::from_nanos(ms * 1_000_000));
+            let mut tags = Vec::new();
+            let mut buf = [0u8; 2048];
+            loop {
+                // SAFETY: a valid descriptor and buffer.
+                let rc = unsafe {
+                    libc::read(
+                        self.client_app.as_raw_fd(),
+                        buf.as_mut_ptr().cast(),
+                        buf.len(),
+                    )
+                };
+                if rc <= 0 {
+                    break;
+                }
+                tags.push(buf[rc as usize - 1]);
+            }
+            tags
+        }
+
+        /// The `kind`s of the network's rows recorded so far, with their link and `live`.
+        fn net_events(&self) -> Vec<(EventKind, &'static str, bool)> {
+            self.records
+                .try_iter()
+                .filter_map(|r| match r {
+                    Record::NetEvent {
+                        kind, link, live, ..
+                    } => Some((kind, link, live)),
+                    _ => None,
+                })
+                .collect()
+        }
+    }
+
+    fn at_ms(ms: u64) -> Instant {
+        Instant::from_nanos(ms * 1_000_000)
+    }
+
+    #[test]
+    fn a_packet_crosses_both_hops_and_leaves_after_their_delays() {
+        let mut p = two_hops(vec![]);
+        p.send_down(0, 1);
+        assert_eq!(
+            p.run_to(29),
+            Vec::<u8>::new(),
+            "10 ms + 20 ms: not before 30 ms"
+        );
+        assert_eq!(p.run_to(30), vec![1]);
+        assert_eq!(p.dp.io.report.downlink.packets, 1);
+        assert_eq!(p.dp.io.traffic[0].down_packets, 1);
+        assert_eq!(
+            p.dp.io.in_flight,
+            [0, 0],
+            "nothing is inside the links any more"
+        );
+        // Nothing came back the other way.
+        // SAFETY: a valid descriptor and buffer.
+        let rc = unsafe { libc::read(p.server_app.as_raw_fd(), [0u8; 64].as_mut_ptr().cast(), 64) };
+        assert!(rc < 0);
+    }
+
+    #[test]
+    fn a_kept_outage_holds_packets_until_the_link_is_up_and_a_lost_one_drops_them() {
+        let changes = vec![
+            TimedChange {
+                at: at_ms(5),
+                change: NetChange::Down {
+                    link: 1,
+                    keep: true,
+                },
+            },
+            TimedChange {
+                at: at_ms(100),
+                change: NetChange::Up { link: 1 },
+            },
+            TimedChange {
+                at: at_ms(200),
+                change: NetChange::Down {
+                    link: 0,
+                    keep: false,
+                },
+            },
+        ];
+        let mut p = two_hops(changes);
+        // Reaches b at 10 ms: b is down and keeps it until 100 ms, then 20 ms of delay.
+        p.send_down(0, 1);
+        assert_eq!(p.run_to(119), Vec::<u8>::new());
+        assert_eq!(p.run_to(120), vec![1]);
+        // Sent into a at 195 ms, due to leave it at 205 ms: a's outage (at 200 ms) loses it
+        // on its way.
+        p.send_down(195, 2);
+        assert_eq!(p.run_to(300), Vec::<u8>::new());
+        assert_eq!(p.dp.net.outages().drops(0), 1);
+        assert_eq!(p.dp.net.outages().drops(1), 0);
+        assert_eq!(
+            p.net_events(),
+            vec![
+                (EventKind::LinkDown, "b", false),
+                (EventKind::LinkUp, "b", false),
+                (EventKind::LinkDown, "a", false),
+                (EventKind::Outage, "a", false),
+            ]
+        );
+        assert_eq!(
+            p.dp.io.in_flight,
+            [0, 0],
+            "the lost packet gave back its bytes"
+        );
+    }
+
+    #[test]
+    fn a_timed_path_change_moves_the_flow_and_packets_on_their_way_follow_it() {
+        let changes = vec![TimedChange {
+            at: at_ms(5),
+            change: NetChange::Path {
+                flow: 0,
+                down: Some(vec![0, 2]),
+                up: None,
+            },
+        }];
+        let mut p = two_hops(changes);
+        // In a when the path changes: past a, it takes c (5 ms), not b (20 ms).
+        p.send_down(0, 1);
+        assert_eq!(p.run_to(14), Vec::<u8>::new());
+        assert_eq!(p.run_to(15), vec![1]);
+        p.send_down(20, 2);
+        assert_eq!(p.run_to(35), vec![2]);
+        let events = p.net_events();
+        assert_eq!(events, vec![(EventKind::PathChange, "", false)]);
+    }
+
+    #[test]
+    fn a_live_change_applies_at_once_and_a_moot_one_is_refused() {
+        let mut p = two_hops(vec![]);
+        p.run_to(1);
+        p.dp.apply_live(
+            at_ms(1),
+            NetChange::Down {
+                link: 0,
+                keep: false,
+            },
+        )
+        .unwrap();
+        let err =
+            p.dp.apply_live(
+                at_ms(2),
+                NetChange::Down {
+                    link: 0,
+                    keep: false,
+                },
+            )
+            .unwrap_err();
+        assert_eq!(err, "link \"a\" is down already");
+        p.send_down(3, 1);
+        assert_eq!(
+            p.run_to(50),
+            Vec::<u8>::new(),
+            "lost on arrival at the down link"
+        );
+        p.dp.apply_live(at_ms(50), NetChange::Up { link: 0 })
+            .unwrap();
+        let change = LinkChange {
+            delay: Some(Duration::from_millis(1)),
+            ..Default::default()
+        };
+        p.dp.apply_live(at_ms(50), NetChange::Set { link: 1, change })
+            .unwrap();
+        assert_eq!(p.dp.io.params[1].delay, Some(Duration::from_millis(1)));
+        p.send_down(60, 2);
+        assert_eq!(p.run_to(70), Vec::<u8>::new());
+        assert_eq!(p.run_to(71), vec![2], "10 ms in a, then b's new 1 ms");
+        assert_eq!(
+            p.net_events(),
+            vec![
+                (EventKind::LinkDown, "a", true),
+                (EventKind::Outage, "a", false),
+                (EventKind::LinkUp, "a", true),
+                (EventKind::LinkChange, "b", true),
+            ]
+        );
+    }
 
     #[test]
     fn a_packet_counts_at_what_it_holds_in_memory() {

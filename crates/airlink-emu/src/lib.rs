@@ -552,9 +552,9 @@ impl Emulation {
     }
 
     /// The time series collected so far (`links`, `events`, and with [`Self::start_flows`]
-    /// `flows`, `intervals`, `rtt`), emptied. Emulation's `events` have two more columns than
-    /// simulation's: `live` (1: a change made through the control socket) and
-    /// `wall_time_ns` (the wall clock at the event's emulated instant, ns since the epoch).
+    /// `flows`, `intervals`, `rtt`), emptied, in the simulator's columns; emulation fills in
+    /// `events`' `live` (1: a change made through the control socket) and `wall_time_ns`
+    /// (the wall clock at the event's emulated instant, ns since the epoch).
     pub fn drain(&self) -> Vec<(&'static str, Table)> {
         let mut tables = self
             .series
@@ -592,7 +592,9 @@ impl Emulation {
                         .collect(),
                     _ => Vec::new(),
                 };
-                table.columns.push(("wall_time_ns", Column::U64(wall)));
+                if let Some(column) = table.column_mut("wall_time_ns") {
+                    *column = Column::U64(wall);
+                }
             }
         }
         tables
@@ -617,7 +619,9 @@ impl Emulation {
                 .collect(),
             _ => Vec::new(),
         };
-        table.columns.push(("live", Column::U64(live)));
+        if let Some(column) = table.column_mut("live") {
+            *column = Column::U64(live);
+        }
         table
     }
 

@@ -1,6 +1,7 @@
 //! The emulator's packet: the real bytes of an IP packet read from a TUN device.
 
-use airlink_link::Packet;
+use airlink_link::{Direction, Packet};
+use airlink_net::Routed;
 
 /// An IP packet crossing the emulated link. Bit errors flip the real bits.
 #[derive(Clone, Debug, PartialEq)]
@@ -16,8 +17,8 @@ pub struct EmuPacket {
     /// index of the next hop on it.
     pub route: u16,
     pub hop: u8,
-    /// Travelling from the client to the server.
-    pub up: bool,
+    /// Its direction of travel (up: from the client to the server).
+    pub dir: Direction,
     /// The Ethernet header it arrived with (gateway mode), written out again in front of it.
     pub l2: Option<[u8; ETHERNET_HEADER]>,
 }
@@ -46,7 +47,7 @@ impl EmuPacket {
             ports,
             route: 0,
             hop: 0,
-            up: false,
+            dir: Direction::Down,
             l2: None,
         })
     }
@@ -117,12 +118,23 @@ impl Packet for EmuPacket {
     fn flow(&self) -> u32 {
         self.flow
     }
-    fn direction(&self) -> Option<airlink_link::Direction> {
-        Some(if self.up {
-            airlink_link::Direction::Up
-        } else {
-            airlink_link::Direction::Down
-        })
+    fn direction(&self) -> Option<Direction> {
+        Some(self.dir)
+    }
+}
+
+impl Routed for EmuPacket {
+    fn route(&self) -> usize {
+        self.route as usize
+    }
+    fn dir(&self) -> Direction {
+        self.dir
+    }
+    fn hop(&self) -> u8 {
+        self.hop
+    }
+    fn set_hop(&mut self, hop: u8) {
+        self.hop = hop;
     }
 }
 

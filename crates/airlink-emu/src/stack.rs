@@ -18,7 +18,7 @@ use crate::timing::monotonic_ns;
 use crate::wire::{self, Protocol, TcpUnwrap};
 use airlink_engine::{Duration, Instant};
 use airlink_net::metrics::Recorder;
-use airlink_net::{Flow, FlowSummary, Side};
+use airlink_net::{EventKind, Flow, FlowSummary, Side};
 use serde::Serialize;
 use std::net::UdpSocket;
 use std::os::fd::AsRawFd;
@@ -202,7 +202,7 @@ impl Stack {
                 let r: Applied = if self.started[i] {
                     Err(format!("flow {i} has started already"))
                 } else {
-                    marks.push(now.as_nanos(), i as u32, "flow_start");
+                    marks.push(now.as_nanos(), i as u32, EventKind::FlowStart);
                     self.started[i] = true;
                     self.flows[i].flow.start = now;
                     self.flows[i].flow.start_at(now);
@@ -220,7 +220,7 @@ impl Stack {
                     Err(format!("flow {i} has stopped already"))
                 } else {
                     // The server's timer carries the stop, as a scheduled one.
-                    marks.push(now.as_nanos(), i as u32, "flow_stop");
+                    marks.push(now.as_nanos(), i as u32, EventKind::FlowStop);
                     self.stopped[i] = true;
                     f.stop_at(now);
                     Ok(now.as_nanos())

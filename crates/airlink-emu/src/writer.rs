@@ -2,8 +2,9 @@
 //! channel so that disk I/O never touches the timed path ([S0] section 4.1).
 
 use airlink_link::{LinkEvent, LinkSample};
-use airlink_net::metrics::{Column, Table};
+use airlink_net::metrics::{EventSeries, LinkSeries, Table};
 use airlink_net::EventKind;
+pub use airlink_net::Side;
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{DataLink, Endianness, TsResolution};
 use std::fs::File;
@@ -12,13 +13,6 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
-
-/// Which end a packet was seen at (the application side of its TUN device).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Side {
-    Client,
-    Server,
-}
 
 /// What the datapath hands to the writer.
 pub enum Record {
@@ -72,24 +66,12 @@ impl Record {
     }
 }
 
-/// Time series collected by the writer until the controller drains them.
+/// Time series collected by the writer until the controller drains them: the `links` and
+/// `events` tables, as the simulator's recorder defines them.
 #[derive(Default)]
 pub struct Series {
-    l_time: Vec<u64>,
-    l_link: Vec<&'static str>,
-    l_qp: Vec<u64>,
-    l_qb: Vec<u64>,
-    l_snr: Vec<f64>,
-    l_psnr: Vec<f64>,
-    l_mod: Vec<i64>,
-    l_sub: Vec<i64>,
-    e_time: Vec<u64>,
-    e_kind: Vec<&'static str>,
-    e_link: Vec<&'static str>,
-    e_flow: Vec<u64>,
-    e_bytes: Vec<u64>,
-    e_bits: Vec<u64>,
-    e_live: Vec<u64>,
+    links: LinkSeries,
+    events: EventSeries,
 }
 
 /// Rows the series hold at most until drained (72 bytes a row: 19 MB, 38 MB as their vectors
@@ -99,36 +81,12 @@ pub const MAX_SERIES_ROWS: usize = 1 << 18;
 
 impl Series {
     fn rows(&self) -> usize {
-        self.l_time.len() + self.e_time.len()
+        self.links.rows() + self.events.rows()
     }
 
     /// Hands over the buffered rows as the simulator's `links` and `events` tables.
     pub fn drain(&mut self) -> Vec<(&'static str, Table)> {
-        use std::mem::take as t;
-        let links = Table {
-            columns: vec![
-                ("time_ns", Column::U64(t(&mut self.l_time))),
-                ("link", Column::Str(t(&mut self.l_link))),
-                ("queue_packets", Column::U64(t(&mut self.l_qp))),
-                ("queue_bytes", Column::U64(t(&mut self.l_qb))),
-                ("snr_db", Column::F64(t(&mut self.l_snr))),
-                ("predicted_snr_db", Column::F64(t(&mut self.l_psnr))),
-                ("modulation_bits", Column::I64(t(&mut self.l_mod))),
-                ("subband", Column::I64(t(&mut self.l_sub))),
-            ],
-        };
-        let events = Table {
-            columns: vec![
-                ("time_ns", Column::U64(t(&mut self.e_time))),
-                ("kind", Column::Str(t(&mut self.e_kind))),
-                ("link", Column::Str(t(&mut self.e_link))),
-                ("flow", Column::U64(t(&mut self.e_flow))),
-                ("bytes", Column::U64(t(&mut self.e_bytes))),
-                ("bit_errors", Column::U64(t(&mut self.e_bits))),
-                ("live", Column::U64(t(&mut self.e_live))),
-            ],
-        };
-        vec![("links", links), ("events", events)]
+        vec![("links", self.links.take()), ("events", self.events.take())]
     }
 
     #[allow(clippy::too_many_arguments)] // one per column
@@ -142,13 +100,9 @@ impl Series {
         bits: u32,
         live: bool,
     ) {
-        self.e_time.push(time_ns);
-        self.e_kind.push(kind.as_str());
-        self.e_link.push(link);
-        self.e_flow.push(flow as u64);
-        self.e_bytes.push(bytes as u64);
-        self.e_bits.push(bits as u64);
-        self.e_live.push(live as u64);
+        let at = airlink_engine::Instant::from_nanos(time_ns);
+        self.events
+            .push_row(at, kind, link, flow, bytes, bits, live);
     }
 }
 
@@ -204,11 +158,12 @@ pub fn run(
         if full {
             *lost += local.rows() as u64;
         }
-        macro_rules! mv { ($($f:ident),*) => { $( if full { local.$f.clear() } else { s.$f.append(&mut local.$f) } )* } }
-        mv!(
-            l_time, l_link, l_qp, l_qb, l_snr, l_psnr, l_mod, l_sub, e_time, e_kind, e_link,
-            e_flow, e_bytes, e_bits, e_live
-        );
+        if full {
+            *local = Series::default();
+        } else {
+            s.links.append(&mut local.links);
+            s.events.append(&mut local.events);
+        }
     };
     let cpu0 = crate::timing::thread_cpu_ns();
     // While records flow, take them in naps of WRITER_NAP instead of waiting for each one: a
@@ -280,17 +235,8 @@ pub fn run(
                 link,
                 sample,
             } => {
-                local.l_time.push(time_ns);
-                local.l_link.push(link);
-                local.l_qp.push(sample.queue_packets as u64);
-                local.l_qb.push(sample.queue_bytes);
-                let r = sample.radio;
-                local.l_snr.push(r.map_or(f64::NAN, |r| r.snr_db));
-                local
-                    .l_psnr
-                    .push(r.map_or(f64::NAN, |r| r.predicted_snr_db));
-                local.l_mod.push(r.map_or(-1, |r| r.modulation_bits as i64));
-                local.l_sub.push(r.map_or(-1, |r| r.subband as i64));
+                let at = airlink_engine::Instant::from_nanos(time_ns);
+                local.links.push(at, link, &sample);
                 flush_rows += 1;
             }
             Record::Event { event, link } => match event {
@@ -412,5 +358,33 @@ mod tests {
         let kept = series.lock().unwrap().rows();
         assert!(kept <= MAX_SERIES_ROWS, "{kept}");
         assert_eq!(kept as u64 + report.rows_lost, sent as u64);
+    }
+
+    #[test]
+    fn emulation_writes_the_links_and_events_tables_of_simulation() {
+        let mut sim = airlink_net::metrics::Recorder {
+            enabled: true,
+            ..Default::default()
+        };
+        let sim: Vec<_> = sim
+            .drain()
+            .into_iter()
+            .filter(|(name, _)| matches!(*name, "links" | "events"))
+            .collect();
+        let columns = |tables: &[(&'static str, Table)]| -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
+            tables
+                .iter()
+                .map(|(name, t)| {
+                    let cols = t.columns.iter().map(|(c, v)| (*c, v.arrow_type())).collect();
+                    (*name, cols)
+                })
+                .collect()
+        };
+        let emu = Series::default().drain();
+        assert_eq!(columns(&emu), columns(&sim));
+        let events = &columns(&emu)[1].1;
+        assert!(
+            events.contains(&("live", "uint64")) && events.contains(&("wall_time_ns", "uint64"))
+        );
     }
 }

@@ -217,6 +217,11 @@ impl<E> EventQueue<E> {
         Some((entry.key(), event))
     }
 
+    /// Key of the earliest pending event.
+    pub fn peek_key(&self) -> Option<EventKey> {
+        self.heap.peek().map(|Reverse(e)| e.key())
+    }
+
     /// Time of the earliest pending event.
     pub fn peek_time(&self) -> Option<Instant> {
         self.heap.peek().map(|Reverse(e)| e.time)

@@ -22,27 +22,21 @@ pub mod flow;
 pub mod metrics;
 pub mod moot;
 pub mod outage;
+pub mod step;
 pub mod summary;
 
 use airlink_engine::Instant;
+pub use airlink_link::Direction;
 use airlink_link::LinkChange;
 pub use build::{BuildError, BuiltLink};
 pub use event::{EventKind, NO_FLOW};
 pub use flow::{Flow, Pdu, Side};
 pub use outage::Outages;
+pub use step::{ChangeError, Routed, Sink, Stepper};
 pub use summary::{FlowSummary, IperfSummary, LinkSummary, Summary};
 
 /// Index of a link in a [`Network`].
 pub type LinkId = u16;
-
-/// Direction of travel.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Dir {
-    /// Server to client.
-    Down,
-    /// Client to server.
-    Up,
-}
 
 /// The rank of each event class at equal times, and the source ids that break the next tie.
 pub mod order {
@@ -108,6 +102,26 @@ impl NetChange {
             NetChange::Down { .. } => EventKind::LinkDown,
             NetChange::Up { .. } => EventKind::LinkUp,
             NetChange::Path { .. } => EventKind::PathChange,
+        }
+    }
+}
+
+impl NetChange {
+    /// The link it changes (none: a path change).
+    pub fn link(&self) -> Option<LinkId> {
+        match self {
+            NetChange::Set { link, .. } | NetChange::Down { link, .. } | NetChange::Up { link } => {
+                Some(*link)
+            }
+            NetChange::Path { .. } => None,
+        }
+    }
+
+    /// The flow of its row in `events.parquet`: the moved flow's, or [`NO_FLOW`].
+    pub fn flow(&self) -> u32 {
+        match self {
+            NetChange::Path { flow, .. } => *flow,
+            _ => NO_FLOW,
         }
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::EventKind;
 use airlink_engine::Instant;
+use airlink_link::LinkSample;
 use airlink_transport::udp::IntervalReport;
 
 /// A column of a table.
@@ -12,6 +13,18 @@ pub enum Column {
     I64(Vec<i64>),
     F64(Vec<f64>),
     Str(Vec<&'static str>),
+}
+
+impl Column {
+    /// Its type in Arrow's names.
+    pub fn arrow_type(&self) -> &'static str {
+        match self {
+            Column::U64(_) => "uint64",
+            Column::I64(_) => "int64",
+            Column::F64(_) => "float64",
+            Column::Str(_) => "string",
+        }
+    }
 }
 
 /// A table: named columns of equal length.
@@ -43,6 +56,14 @@ impl Table {
         }
     }
 
+    /// The column named `name`.
+    pub fn column_mut(&mut self, name: &str) -> Option<&mut Column> {
+        self.columns
+            .iter_mut()
+            .find(|(n, _)| *n == name)
+            .map(|(_, c)| c)
+    }
+
     pub fn rows(&self) -> usize {
         match self.columns.first() {
             None => 0,
@@ -52,6 +73,23 @@ impl Table {
             Some((_, Column::Str(v))) => v.len(),
         }
     }
+}
+
+macro_rules! take_table {
+    ($s:expr, $($col:ident : $kind:ident),*) => {
+        Table { columns: vec![$((stringify!($col), Column::$kind(std::mem::take(&mut $s.$col)))),*] }
+    };
+}
+
+/// Bytes a column's buffer holds (its capacity: what it has allocated).
+fn held<T>(v: &Vec<T>) -> usize {
+    v.capacity() * std::mem::size_of::<T>()
+}
+
+macro_rules! held {
+    ($s:expr, $($col:ident),*) => {
+        0 $(+ held(&$s.$col))*
+    };
 }
 
 /// One flow's state at a sampling instant, whatever its protocol; NaN (or -1) where the
@@ -192,6 +230,60 @@ pub struct LinkSeries {
     pub subband: Vec<i64>,
 }
 
+impl LinkSeries {
+    /// A link's sample; NaN and -1 in the radio columns of links without a radio.
+    pub fn push(&mut self, at: Instant, link: &'static str, s: &LinkSample) {
+        self.time_ns.push(at.as_nanos());
+        self.link.push(link);
+        self.queue_packets.push(s.queue_packets as u64);
+        self.queue_bytes.push(s.queue_bytes);
+        let r = s.radio;
+        self.snr_db.push(r.map_or(f64::NAN, |r| r.snr_db));
+        self.predicted_snr_db
+            .push(r.map_or(f64::NAN, |r| r.predicted_snr_db));
+        self.modulation_bits
+            .push(r.map_or(-1, |r| r.modulation_bits as i64));
+        self.subband.push(r.map_or(-1, |r| r.subband as i64));
+    }
+
+    pub fn rows(&self) -> usize {
+        self.time_ns.len()
+    }
+
+    /// Moves `other`'s rows to the end of these.
+    pub fn append(&mut self, other: &mut LinkSeries) {
+        let o = other;
+        self.time_ns.append(&mut o.time_ns);
+        self.link.append(&mut o.link);
+        self.queue_packets.append(&mut o.queue_packets);
+        self.queue_bytes.append(&mut o.queue_bytes);
+        self.snr_db.append(&mut o.snr_db);
+        self.predicted_snr_db.append(&mut o.predicted_snr_db);
+        self.modulation_bits.append(&mut o.modulation_bits);
+        self.subband.append(&mut o.subband);
+    }
+
+    /// The `links` table: the rows so far, taken out.
+    pub fn take(&mut self) -> Table {
+        let l = self;
+        take_table!(l, time_ns: U64, link: Str, queue_packets: U64, queue_bytes: U64, snr_db: F64, predicted_snr_db: F64, modulation_bits: I64, subband: I64)
+    }
+
+    fn held_bytes(&self) -> usize {
+        held!(
+            self,
+            time_ns,
+            link,
+            queue_packets,
+            queue_bytes,
+            snr_db,
+            predicted_snr_db,
+            modulation_bits,
+            subband
+        )
+    }
+}
+
 /// Drops and other events, as they happen.
 #[derive(Default)]
 pub struct EventSeries {
@@ -201,6 +293,12 @@ pub struct EventSeries {
     pub flow: Vec<u64>,
     pub bytes: Vec<u64>,
     pub bit_errors: Vec<u64>,
+    /// 1: a change made through an emulation's control socket; 0 otherwise (always in
+    /// simulation).
+    pub live: Vec<u64>,
+    /// Emulation: the wall clock at the event's emulated instant, ns since the epoch (filled
+    /// in when the table is handed over); 0 in simulation.
+    pub wall_time_ns: Vec<u64>,
 }
 
 impl EventSeries {
@@ -213,12 +311,66 @@ impl EventSeries {
         bytes: u32,
         bit_errors: u32,
     ) {
+        self.push_row(at, kind, link, flow, bytes, bit_errors, false);
+    }
+
+    /// A row, `live` or not.
+    #[allow(clippy::too_many_arguments)] // one per column
+    pub fn push_row(
+        &mut self,
+        at: Instant,
+        kind: EventKind,
+        link: &'static str,
+        flow: u32,
+        bytes: u32,
+        bit_errors: u32,
+        live: bool,
+    ) {
         self.time_ns.push(at.as_nanos());
         self.kind.push(kind.as_str());
         self.link.push(link);
         self.flow.push(flow as u64);
         self.bytes.push(bytes as u64);
         self.bit_errors.push(bit_errors as u64);
+        self.live.push(live as u64);
+        self.wall_time_ns.push(0);
+    }
+
+    pub fn rows(&self) -> usize {
+        self.time_ns.len()
+    }
+
+    /// Moves `other`'s rows to the end of these.
+    pub fn append(&mut self, other: &mut EventSeries) {
+        let o = other;
+        self.time_ns.append(&mut o.time_ns);
+        self.kind.append(&mut o.kind);
+        self.link.append(&mut o.link);
+        self.flow.append(&mut o.flow);
+        self.bytes.append(&mut o.bytes);
+        self.bit_errors.append(&mut o.bit_errors);
+        self.live.append(&mut o.live);
+        self.wall_time_ns.append(&mut o.wall_time_ns);
+    }
+
+    /// The `events` table: the rows so far, taken out.
+    pub fn take(&mut self) -> Table {
+        let e = self;
+        take_table!(e, time_ns: U64, kind: Str, link: Str, flow: U64, bytes: U64, bit_errors: U64, live: U64, wall_time_ns: U64)
+    }
+
+    fn held_bytes(&self) -> usize {
+        held!(
+            self,
+            time_ns,
+            kind,
+            link,
+            flow,
+            bytes,
+            bit_errors,
+            live,
+            wall_time_ns
+        )
     }
 }
 
@@ -237,19 +389,41 @@ pub struct SegmentSeries {
     pub cwnd_bytes: Vec<f64>,
 }
 
+/// What a `segments` row records.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum SegmentKind {
+    /// A data segment sent.
+    Sent,
+    /// An ACK received.
+    Ack,
+    /// A retransmission timeout.
+    Timeout,
+}
+
+impl SegmentKind {
+    /// The name in the `kind` column.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SegmentKind::Sent => "sent",
+            SegmentKind::Ack => "ack",
+            SegmentKind::Timeout => "timeout",
+        }
+    }
+}
+
 impl SegmentSeries {
     pub fn push(
         &mut self,
         at: Instant,
         flow: u32,
-        kind: &'static str,
+        kind: SegmentKind,
         seq: u64,
         bytes: u32,
         cwnd_bytes: f64,
     ) {
         self.time_ns.push(at.as_nanos());
         self.flow.push(flow as u64);
-        self.kind.push(kind);
+        self.kind.push(kind.as_str());
         self.seq.push(seq);
         self.bytes.push(bytes as u64);
         self.cwnd_bytes.push(cwnd_bytes);
@@ -283,23 +457,6 @@ pub struct Recorder {
     pub events: EventSeries,
     pub segments: SegmentSeries,
     pub slots: SlotSeries,
-}
-
-macro_rules! take_table {
-    ($s:expr, $($col:ident : $kind:ident),*) => {
-        Table { columns: vec![$((stringify!($col), Column::$kind(std::mem::take(&mut $s.$col)))),*] }
-    };
-}
-
-/// Bytes a column's buffer holds (its capacity: what it has allocated).
-fn held<T>(v: &Vec<T>) -> usize {
-    v.capacity() * std::mem::size_of::<T>()
-}
-
-macro_rules! held {
-    ($s:expr, $($col:ident),*) => {
-        0 $(+ held(&$s.$col))*
-    };
 }
 
 impl Recorder {
@@ -383,18 +540,8 @@ impl Recorder {
         flows
             + intervals
             + held!(r, time_ns, flow, rtt_us)
-            + held!(
-                l,
-                time_ns,
-                link,
-                queue_packets,
-                queue_bytes,
-                snr_db,
-                predicted_snr_db,
-                modulation_bits,
-                subband
-            )
-            + held!(e, time_ns, kind, link, flow, bytes, bit_errors)
+            + l.held_bytes()
+            + e.held_bytes()
             + held!(g, time_ns, flow, kind, seq, bytes, cwnd_bytes)
             + held!(s, time_ns, link, slot, user, rate_bps, frame_error)
     }
@@ -407,10 +554,8 @@ impl Recorder {
         let intervals = take_table!(i, time_ns: U64, flow: U64, interval_s: F64, bytes: U64, throughput_bps: F64, received: U64, lost: U64, out_of_order: U64, jitter_ms: F64);
         let r = &mut self.rtt;
         let rtt = take_table!(r, time_ns: U64, flow: U64, rtt_us: F64);
-        let l = &mut self.links;
-        let links = take_table!(l, time_ns: U64, link: Str, queue_packets: U64, queue_bytes: U64, snr_db: F64, predicted_snr_db: F64, modulation_bits: I64, subband: I64);
-        let e = &mut self.events;
-        let events = take_table!(e, time_ns: U64, kind: Str, link: Str, flow: U64, bytes: U64, bit_errors: U64);
+        let links = self.links.take();
+        let events = self.events.take();
         let mut tables = vec![
             ("flows", flows),
             ("intervals", intervals),
@@ -427,8 +572,62 @@ impl Recorder {
         tables
     }
 
+    /// The columns of every table both modes write, and their Arrow types ("uint64",
+    /// "int64", "float64", "string"): the one definition the Python package reads.
+    pub fn schema() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
+        let mut all = Recorder {
+            enabled: true,
+            event_log: true,
+            ..Default::default()
+        };
+        all.drain()
+            .into_iter()
+            .map(|(name, table)| {
+                let columns = table
+                    .columns
+                    .iter()
+                    .map(|(column, values)| (*column, values.arrow_type()))
+                    .collect();
+                (name, columns)
+            })
+            .collect()
+    }
+
     /// Whether the event-by-event tables are being recorded.
     pub fn logs_events(&self) -> bool {
         self.enabled && self.event_log
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schema_names_every_table_and_gives_a_name_one_type() {
+        let schema = Recorder::schema();
+        let tables: Vec<&str> = schema.iter().map(|t| t.0).collect();
+        assert_eq!(
+            tables,
+            [
+                "flows",
+                "intervals",
+                "rtt",
+                "links",
+                "events",
+                "segments",
+                "slots"
+            ]
+        );
+        let mut types = std::collections::BTreeMap::new();
+        for (table, columns) in &schema {
+            assert_eq!(columns[0], ("time_ns", "uint64"), "{table}");
+            for &(column, ty) in columns {
+                assert_eq!(*types.entry(column).or_insert(ty), ty, "{table}.{column}");
+            }
+        }
+        let events = &schema[4].1;
+        assert!(events.contains(&("live", "uint64")));
+        assert!(events.contains(&("wall_time_ns", "uint64")));
     }
 }

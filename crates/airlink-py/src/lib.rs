@@ -335,6 +335,13 @@ fn bench_event_queue(py: Python<'_>, population: u64, n: u64) -> u64 {
 }
 
 /// The benchmark dumbbell as scenario text (see `airlink_sim::dumbbell`).
+/// Every table's columns and their Arrow types, in the core's one definition of them:
+/// `[(table, [(column, arrow_type), ...]), ...]`.
+#[pyfunction]
+fn table_schema() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
+    airlink_net::metrics::Recorder::schema()
+}
+
 #[pyfunction]
 fn dumbbell_scenario(bottleneck_bps: u64, flows: u32, seconds: u32, rtt_ms: u32) -> String {
     airlink_sim::dumbbell::dumbbell_toml(bottleneck_bps, flows, seconds, rtt_ms)
@@ -816,5 +823,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scenario_keys, m)?)?;
     m.add_function(wrap_pyfunction!(bench_event_queue, m)?)?;
     m.add_function(wrap_pyfunction!(dumbbell_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(table_schema, m)?)?;
     Ok(())
 }

@@ -10,14 +10,15 @@
 pub mod dumbbell;
 
 use airlink_engine::{Duration, EventQueue, Instant};
-use airlink_link::{Link, LinkEvent, Packet};
-use airlink_net::metrics::Recorder;
-use airlink_net::order::{self, ARRIVE, CHANGE, SAMPLE, START, WAKE};
-use airlink_net::NO_FLOW;
+use airlink_link::{LinkEvent, LinkSample, Packet};
+use airlink_net::metrics::{Recorder, SegmentKind};
+use airlink_net::order::{self, SAMPLE, START, WAKE};
+use airlink_net::step::DueKey;
 pub use airlink_net::{
-    BuildError, Dir, EventKind, Flow, FlowSummary, LinkId, LinkSummary, NetChange, Network,
+    BuildError, Direction, EventKind, Flow, FlowSummary, LinkId, LinkSummary, NetChange, Network,
     Outages, Pdu, Side, Summary, TimedChange,
 };
+use airlink_net::{Routed, Sink, Stepper};
 use airlink_scenario as sc;
 
 /// A simulated packet: the transport's header fields, the flow, and how many bits links
@@ -25,7 +26,7 @@ use airlink_scenario as sc;
 #[derive(Clone, Debug)]
 pub struct SimPacket {
     pub flow: u32,
-    pub dir: Dir,
+    pub dir: Direction,
     /// Index of the next hop on the packet's path.
     pub hop: u8,
     pub pdu: Pdu,
@@ -44,69 +45,63 @@ impl Packet for SimPacket {
     fn flow(&self) -> u32 {
         self.flow
     }
-    fn direction(&self) -> Option<airlink_link::Direction> {
-        Some(match self.dir {
-            Dir::Down => airlink_link::Direction::Down,
-            Dir::Up => airlink_link::Direction::Up,
-        })
+    fn direction(&self) -> Option<Direction> {
+        Some(self.dir)
     }
 }
 
-/// Components that can be woken or receive packets.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Node {
-    Link(LinkId),
-    Client(u32),
-    Server(u32),
-}
-
-impl Node {
-    /// The node's source id in the event order.
-    fn id(self) -> u32 {
-        match self {
-            Node::Link(l) => order::link_source(l),
-            Node::Client(f) => order::endpoint_source(f, Side::Client),
-            Node::Server(f) => order::endpoint_source(f, Side::Server),
+impl Routed for SimPacket {
+    fn route(&self) -> usize {
+        self.flow as usize
+    }
+    fn dir(&self) -> Direction {
+        self.dir
+    }
+    fn hop(&self) -> u8 {
+        self.hop
+    }
+    fn set_hop(&mut self, hop: u8) {
+        self.hop = hop;
+    }
+    fn left_link(&mut self, link: LinkId) {
+        if self.bit_errors > 0 && self.corrupted_by.is_none() {
+            self.corrupted_by = Some(link);
         }
     }
 }
 
+/// The driver's own events (the network keeps packets between stages, link timers and timed
+/// changes).
 enum Event {
-    Arrive(Node, SimPacket),
-    Wake(Node),
+    /// An endpoint's timer.
+    Wake(u32, Side),
     FlowStart(u32),
-    /// The scenario's timed change with this index.
-    Change(u32),
     Sample,
 }
 
-/// A named link with its pending wake-up.
-struct LinkSlot {
-    name: &'static str,
-    model: &'static str,
-    link: Box<dyn Link<SimPacket> + Send>,
-    wake: Option<Instant>,
-    checksum_drops: u64,
-}
-
-/// A flow in the simulation: the flow and its place in the topology.
+/// A flow in the simulation, and its endpoints' pending wake-ups.
 struct FlowSlot {
     flow: Flow,
     client_wake: Option<Instant>,
     server_wake: Option<Instant>,
-    /// Links crossed server to client, and client to server.
-    down_path: Vec<LinkId>,
-    up_path: Vec<LinkId>,
+}
+
+impl FlowSlot {
+    fn wake(&mut self, side: Side) -> &mut Option<Instant> {
+        match side {
+            Side::Client => &mut self.client_wake,
+            Side::Server => &mut self.server_wake,
+        }
+    }
 }
 
 /// A running simulation.
 pub struct Simulation {
     queue: EventQueue<Event>,
-    links: Vec<LinkSlot>,
+    net: Stepper<SimPacket>,
+    /// Per link: corrupted packets it delivered that a receiver's checksum caught.
+    checksum_drops: Vec<u64>,
     flows: Vec<FlowSlot>,
-    changes: Vec<TimedChange>,
-    /// Packets held by an outage on their way from a link keep the node they were going to.
-    outages: Outages<SimPacket, (Node, SimPacket)>,
     /// Flows that have not delivered all their bytes (flows without an end never finish).
     unfinished_flows: usize,
     stop: Instant,
@@ -129,34 +124,113 @@ pub struct Simulation {
 
 /// Loop turns between two looks at the memory estimate: cheap, but not free.
 const BUDGET_CHECK_EVERY: u32 = 1024;
-/// Estimated bytes of one pending event: the event (a packet, mostly) and its queue key.
-const EVENT_BYTES: usize = std::mem::size_of::<Event>() + 32;
+/// Estimated bytes of one pending event: a packet, mostly, and its queue key.
+const EVENT_BYTES: usize = std::mem::size_of::<SimPacket>() + 48;
 /// Estimated bytes of one packet a link or an outage holds.
-const PACKET_BYTES: usize = std::mem::size_of::<(Node, SimPacket)>() + 16;
+const PACKET_BYTES: usize = std::mem::size_of::<SimPacket>() + 24;
+
+/// What the network hands the simulator: rows for the recorder, drops for the flows' counts,
+/// and the packet that reached its end (taken by the driver after the step).
+struct SimSink<'a> {
+    recorder: &'a mut Recorder,
+    flows: &'a mut [FlowSlot],
+    delivered: Option<SimPacket>,
+}
+
+impl SimSink<'_> {
+    fn count_link_drop(&mut self, flow: u32) {
+        if let Some(n) = self
+            .flows
+            .get_mut(flow as usize)
+            .and_then(|f| f.flow.link_drops.as_mut())
+        {
+            *n += 1;
+        }
+    }
+}
+
+impl Sink<SimPacket> for SimSink<'_> {
+    fn deliver(&mut self, _at: Instant, pkt: SimPacket) {
+        debug_assert!(self.delivered.is_none(), "one delivery per step");
+        self.delivered = Some(pkt);
+    }
+
+    fn link_event(&mut self, _link: LinkId, name: &'static str, ev: LinkEvent) {
+        if let LinkEvent::Drop { flow, .. } = ev {
+            self.count_link_drop(flow);
+        }
+        if !self.recorder.enabled {
+            return;
+        }
+        match ev {
+            LinkEvent::Drop {
+                at,
+                flow,
+                bytes,
+                reason,
+            } => self
+                .recorder
+                .events
+                .push(at, EventKind::Drop(reason), name, flow, bytes, 0),
+            LinkEvent::ArqGaveUp {
+                at,
+                flow,
+                bit_errors,
+            } => self
+                .recorder
+                .events
+                .push(at, EventKind::ArqGaveUp, name, flow, 0, bit_errors),
+            LinkEvent::Served {
+                at,
+                slot: n,
+                user,
+                rate_bps,
+                frame_error,
+            } if self.recorder.event_log => {
+                let r = &mut self.recorder.slots;
+                r.time_ns.push(at.as_nanos());
+                r.link.push(name);
+                r.slot.push(n);
+                r.user.push(user as u64);
+                r.rate_bps.push(rate_bps as f64);
+                r.frame_error.push(frame_error as u64);
+            }
+            LinkEvent::Served { .. } => {}
+        }
+    }
+
+    fn outage_loss(&mut self, at: Instant, _link: LinkId, name: &'static str, pkt: &SimPacket) {
+        self.count_link_drop(pkt.flow);
+        if self.recorder.enabled {
+            self.recorder
+                .events
+                .push(at, EventKind::Outage, name, pkt.flow, pkt.wire_len(), 0);
+        }
+    }
+
+    fn changed(&mut self, at: Instant, change: &NetChange, link_name: &'static str, _live: bool) {
+        if self.recorder.enabled {
+            self.recorder
+                .events
+                .push(at, change.kind(), link_name, change.flow(), 0, 0);
+        }
+    }
+
+    fn link_sample(&mut self, at: Instant, _link: LinkId, name: &'static str, s: LinkSample) {
+        self.recorder.links.push(at, name, &s);
+    }
+}
 
 impl Simulation {
     /// Builds the scenario's network. `record` turns the time series on.
     pub fn new(s: &sc::Scenario, record: bool) -> Result<Simulation, BuildError> {
         let s = &airlink_net::build::resolve(s)?;
         let network = Network::<SimPacket>::build(s)?;
-        let links = network
-            .links
-            .into_iter()
-            .map(|b| LinkSlot {
-                name: b.name,
-                model: b.model,
-                link: b.link,
-                wake: None,
-                checksum_drops: 0,
-            })
-            .collect::<Vec<_>>();
-        let n_links = links.len();
+        let n_links = network.links.len();
+        let net = Stepper::new(network);
         let mut queue = EventQueue::new();
-        for (i, c) in network.changes.iter().enumerate() {
-            queue.push(c.at, CHANGE, i as u32, Event::Change(i as u32));
-        }
         let mut flows = Vec::with_capacity(s.flow.len());
-        for ((i, f), path) in s.flow.iter().enumerate().zip(network.paths) {
+        for (i, f) in s.flow.iter().enumerate() {
             let mut flow = airlink_net::build::scenario_flow(f, i, s.seed)?;
             flow.link_drops = Some(0); // the simulator attributes every drop to its flow
             queue.push(flow.start, START, i as u32, Event::FlowStart(i as u32));
@@ -164,8 +238,6 @@ impl Simulation {
                 flow,
                 client_wake: None,
                 server_wake: None,
-                down_path: path.down,
-                up_path: path.up,
             });
         }
         let unfinished_flows = flows.iter().filter(|slot| !slot.flow.done).count();
@@ -175,10 +247,9 @@ impl Simulation {
         }
         Ok(Simulation {
             queue,
-            links,
+            net,
+            checksum_drops: vec![0; n_links],
             flows,
-            changes: network.changes,
-            outages: Outages::new(n_links),
             unfinished_flows,
             stop: Instant::ZERO + s.stop.0,
             sample_interval,
@@ -241,6 +312,19 @@ impl Simulation {
         self.finished
     }
 
+    /// The next event, the driver's or the network's, in the one event order: whether it is
+    /// the network's, and its instant.
+    #[inline]
+    fn next_event(&self) -> Option<(bool, Instant)> {
+        let mine: Option<DueKey> = self.queue.peek_key().map(|k| (k.time, k.rank, k.source));
+        match (mine, self.net.next_deadline()) {
+            (Some(a), Some(b)) if b < a => Some((true, b.0)),
+            (Some(a), _) => Some((false, a.0)),
+            (None, Some(b)) => Some((true, b.0)),
+            (None, None) => None,
+        }
+    }
+
     /// As [`run_until`](Self::run_until), but returns after at most `max_events` events, so a
     /// caller can look at the wall clock (or a cancel request) between slices. Slicing does
     /// not change the run: the same events are processed in the same order. Returns whether
@@ -253,9 +337,10 @@ impl Simulation {
                 return false;
             }
             budget -= 1;
-            match self.queue.peek_time() {
-                Some(t) if t <= until && t <= self.stop => {}
-                Some(t) if t > self.stop => {
+            let next = self.next_event();
+            match next {
+                Some((_, t)) if t <= until && t <= self.stop => {}
+                Some((_, t)) if t > self.stop => {
                     self.now = self.stop;
                     self.finished = true;
                     break;
@@ -284,13 +369,22 @@ impl Simulation {
                     break;
                 }
             }
-            let (key, event) = self.queue.pop().expect("peeked");
-            self.now = key.time;
-            // Samples are observation, not model events: recording must not change the count.
-            if !matches!(event, Event::Sample) {
+            let Some((network, t)) = next else {
+                unreachable!("peeked")
+            };
+            self.now = t;
+            if network {
                 self.events_processed += 1;
+                self.step_network();
+            } else {
+                let (_, event) = self.queue.pop().expect("peeked");
+                // Samples are observation, not model events: recording must not change the
+                // count.
+                if !matches!(event, Event::Sample) {
+                    self.events_processed += 1;
+                }
+                self.dispatch(event);
             }
-            self.dispatch(event);
             if self.unfinished_flows == 0 {
                 self.finished = true;
             }
@@ -302,9 +396,10 @@ impl Simulation {
     /// events, packets held by links and outages, time series not yet drained): a message
     /// saying what took it when it is over the budget.
     fn over_memory_budget(&self) -> Option<String> {
-        let events = self.queue.len();
+        let events = self.queue.len() + self.net.pending_events();
         let in_links: u64 = self
-            .links
+            .net
+            .links()
             .iter()
             .map(|l| {
                 let s = l.link.stats();
@@ -312,7 +407,7 @@ impl Simulation {
                     .saturating_sub(s.packets_out + s.queue_drops + s.loss_drops)
             })
             .sum();
-        let held = in_links as usize + self.outages.held();
+        let held = in_links as usize + self.net.outages().held();
         let rows = self.recorder.rows();
         let parts = [
             (events * EVENT_BYTES, format!("{events} pending events")),
@@ -345,107 +440,99 @@ impl Simulation {
         ))
     }
 
+    /// Handles the network's next event; a packet it delivers goes to its endpoint.
+    fn step_network(&mut self) {
+        let mut sink = SimSink {
+            recorder: &mut self.recorder,
+            flows: &mut self.flows,
+            delivered: None,
+        };
+        self.net.step(&mut sink);
+        if let Some(pkt) = sink.delivered {
+            self.receive(pkt);
+        }
+    }
+
+    /// A packet reaches the end of its path: its flow's client (downward) or server.
+    fn receive(&mut self, pkt: SimPacket) {
+        let now = self.now;
+        let f = pkt.flow;
+        let side = match pkt.dir {
+            Direction::Down => Side::Client,
+            Direction::Up => Side::Server,
+        };
+        if pkt.bit_errors > 0 {
+            // The receiver's checksum catches the corruption.
+            self.flows[f as usize].flow.checksum_drops += 1;
+            if let Some(l) = pkt.corrupted_by {
+                self.checksum_drops[l as usize] += 1;
+            }
+            if self.recorder.enabled {
+                let link = pkt
+                    .corrupted_by
+                    .map_or("", |l| self.net.links()[l as usize].name);
+                self.recorder.events.push(
+                    now,
+                    EventKind::ChecksumDrop,
+                    link,
+                    f,
+                    pkt.wire_len(),
+                    pkt.bit_errors,
+                );
+            }
+        } else {
+            if self.flows[f as usize].flow.receive(side, now, &pkt.pdu) {
+                self.unfinished_flows -= 1;
+            }
+            if let (Side::Server, Pdu::Tcp(seg)) = (side, &pkt.pdu) {
+                if seg.flags.ack && self.recorder.logs_events() {
+                    let cwnd = self.flows[f as usize].flow.sample().cwnd_bytes;
+                    self.recorder
+                        .segments
+                        .push(now, f, SegmentKind::Ack, seg.ack, 0, cwnd);
+                }
+            }
+        }
+        self.after_endpoint(f, side);
+    }
+
     fn dispatch(&mut self, event: Event) {
         let now = self.now;
         match event {
-            Event::Arrive(node, pkt) if self.outages.any() && self.caught_by_outage(node, &pkt) => {
-                self.hold_or_drop(node, pkt);
-            }
-            Event::Arrive(Node::Link(l), pkt) => {
-                self.links[l as usize].link.enqueue(now, pkt);
-                self.after_link(l);
-            }
-            Event::Arrive(node @ (Node::Client(f) | Node::Server(f)), pkt) => {
-                if pkt.bit_errors > 0 {
-                    // The receiver's checksum catches the corruption.
-                    self.flows[f as usize].flow.checksum_drops += 1;
-                    if let Some(l) = pkt.corrupted_by {
-                        self.links[l as usize].checksum_drops += 1;
-                    }
-                    if self.recorder.enabled {
-                        let link = pkt.corrupted_by.map_or("", |l| self.links[l as usize].name);
-                        self.recorder.events.push(
-                            now,
-                            EventKind::ChecksumDrop,
-                            link,
-                            f,
-                            pkt.wire_len(),
-                            pkt.bit_errors,
-                        );
-                    }
-                } else {
-                    let side = if node == Node::Client(f) {
-                        Side::Client
-                    } else {
-                        Side::Server
-                    };
-                    if self.flows[f as usize].flow.receive(side, now, &pkt.pdu) {
-                        self.unfinished_flows -= 1;
-                    }
-                    if let (Side::Server, Pdu::Tcp(seg)) = (side, &pkt.pdu) {
-                        if seg.flags.ack && self.recorder.logs_events() {
-                            let cwnd = self.flows[f as usize].flow.sample().cwnd_bytes;
-                            self.recorder.segments.push(now, f, "ack", seg.ack, 0, cwnd);
-                        }
-                    }
-                }
-                self.after_endpoint(node);
-            }
-            Event::Wake(node) => {
-                let pending = match node {
-                    Node::Link(l) => &mut self.links[l as usize].wake,
-                    Node::Client(f) => &mut self.flows[f as usize].client_wake,
-                    Node::Server(f) => &mut self.flows[f as usize].server_wake,
-                };
+            Event::Wake(f, side) => {
+                let pending = self.flows[f as usize].wake(side);
                 if *pending != Some(now) {
-                    return; // stale: the component rescheduled since
+                    return; // stale: the endpoint rescheduled since
                 }
                 *pending = None;
-                match node {
-                    Node::Link(l) => {
-                        let slot = &mut self.links[l as usize];
-                        if slot.link.poll_at().is_some_and(|t| t <= now) {
-                            slot.link.handle_timeout(now);
-                        }
-                        self.after_link(l);
-                    }
-                    Node::Client(f) | Node::Server(f) => {
-                        let side = if node == Node::Client(f) {
-                            Side::Client
-                        } else {
-                            Side::Server
-                        };
-                        let flow = &mut self.flows[f as usize].flow;
-                        let logs_timeouts = side == Side::Server && self.recorder.logs_events();
-                        let timeouts = if logs_timeouts {
-                            flow.sample().timeouts
-                        } else {
-                            0
-                        };
-                        flow.handle_timeout(side, now);
-                        if logs_timeouts {
-                            let after = flow.sample();
-                            if after.timeouts > timeouts {
-                                self.recorder.segments.push(
-                                    now,
-                                    f,
-                                    "timeout",
-                                    0,
-                                    0,
-                                    after.cwnd_bytes,
-                                );
-                            }
-                        }
-                        self.after_endpoint(node);
+                let flow = &mut self.flows[f as usize].flow;
+                let logs_timeouts = side == Side::Server && self.recorder.logs_events();
+                let timeouts = if logs_timeouts {
+                    flow.sample().timeouts
+                } else {
+                    0
+                };
+                flow.handle_timeout(side, now);
+                if logs_timeouts {
+                    let after = flow.sample();
+                    if after.timeouts > timeouts {
+                        self.recorder.segments.push(
+                            now,
+                            f,
+                            SegmentKind::Timeout,
+                            0,
+                            0,
+                            after.cwnd_bytes,
+                        );
                     }
                 }
+                self.after_endpoint(f, side);
             }
             Event::FlowStart(f) => {
                 self.flows[f as usize].flow.start_at(now);
-                self.after_endpoint(Node::Client(f));
-                self.after_endpoint(Node::Server(f));
+                self.after_endpoint(f, Side::Client);
+                self.after_endpoint(f, Side::Server);
             }
-            Event::Change(i) => self.apply_change(i as usize),
             Event::Sample => {
                 self.take_samples();
                 if !self.sample_interval.is_zero() {
@@ -456,208 +543,12 @@ impl Simulation {
         }
     }
 
-    /// The link that sent `pkt` towards `node` (none: it comes from its endpoint).
-    fn previous_link(&self, pkt: &SimPacket) -> Option<LinkId> {
-        let flow = &self.flows[pkt.flow as usize];
-        let path = if pkt.dir == Dir::Down {
-            &flow.down_path
-        } else {
-            &flow.up_path
-        };
-        // `hop` is one past the index of the node it arrives at.
-        (pkt.hop >= 2)
-            .then(|| path.get(pkt.hop as usize - 2).copied())
-            .flatten()
-    }
-
-    /// A packet arriving at a down link, or on its way from one.
-    fn caught_by_outage(&self, node: Node, pkt: &SimPacket) -> bool {
-        let down = |l: LinkId| self.outages.is_down(l);
-        matches!(node, Node::Link(l) if down(l)) || self.previous_link(pkt).is_some_and(down)
-    }
-
-    /// Keeps a packet an outage caught until its link is up, or drops it.
-    fn hold_or_drop(&mut self, node: Node, pkt: SimPacket) {
-        // The link on its way from: the outage took it in flight; else it arrived at the down link.
-        let lost = match self
-            .previous_link(&pkt)
-            .filter(|&l| self.outages.is_down(l))
-        {
-            Some(l) => self
-                .outages
-                .catch_leaving(l, (node, pkt))
-                .map(|(_, pkt)| (l, pkt)),
-            None => match node {
-                Node::Link(l) => self.outages.catch_arriving(l, pkt).map(|pkt| (l, pkt)),
-                _ => unreachable!("caught by an outage"),
-            },
-        };
-        let Some((l, pkt)) = lost else { return };
-        if let Some(n) = self.flows[pkt.flow as usize].flow.link_drops.as_mut() {
-            *n += 1;
-        }
-        if self.recorder.enabled {
-            self.recorder.events.push(
-                self.now,
-                EventKind::Outage,
-                self.links[l as usize].name,
-                pkt.flow,
-                pkt.wire_len(),
-                0,
-            );
-        }
-    }
-
-    fn apply_change(&mut self, i: usize) {
+    fn after_endpoint(&mut self, f: u32, side: Side) {
         let now = self.now;
-        let change = self.changes[i].change.clone();
-        let (link, flow) = match &change {
-            NetChange::Set { link, .. } | NetChange::Down { link, .. } | NetChange::Up { link } => {
-                (Some(*link), NO_FLOW)
-            }
-            NetChange::Path { flow, .. } => (None, *flow),
-        };
-        if self.recorder.enabled {
-            let name = link.map_or("", |l| self.links[l as usize].name);
-            self.recorder
-                .events
-                .push(now, change.kind(), name, flow, 0, 0);
-        }
-        match change {
-            NetChange::Set { link, change } => {
-                // Validated: the scenario names only what the model can change.
-                self.links[link as usize]
-                    .link
-                    .change(now, &change)
-                    .expect("a change the model accepts");
-                self.after_link(link);
-            }
-            NetChange::Down { link, keep } => self.outages.take_down(link, keep),
-            NetChange::Up { link } => {
-                let (leaving, arrived) = self.outages.bring_up(link);
-                for (node, pkt) in leaving {
-                    self.queue.push(
-                        now,
-                        ARRIVE,
-                        order::link_source(link),
-                        Event::Arrive(node, pkt),
-                    );
-                }
-                for pkt in arrived {
-                    self.links[link as usize].link.enqueue(now, pkt);
-                }
-                self.after_link(link);
-            }
-            NetChange::Path { flow, down, up } => {
-                let slot = &mut self.flows[flow as usize];
-                slot.down_path = down.unwrap_or(std::mem::take(&mut slot.down_path));
-                slot.up_path = up.unwrap_or(std::mem::take(&mut slot.up_path));
-            }
-        }
-    }
-
-    /// Sends a packet into its next hop (a link, or the endpoint at the end of its path).
-    fn forward(&mut self, at: Instant, mut pkt: SimPacket, source: Node) {
-        let flow = &self.flows[pkt.flow as usize];
-        let path = match pkt.dir {
-            Dir::Down => &flow.down_path,
-            Dir::Up => &flow.up_path,
-        };
-        let next = match path.get(pkt.hop as usize) {
-            Some(&l) => Node::Link(l),
-            None => match pkt.dir {
-                Dir::Down => Node::Client(pkt.flow),
-                Dir::Up => Node::Server(pkt.flow),
-            },
-        };
-        pkt.hop += 1;
-        self.queue
-            .push(at, ARRIVE, source.id(), Event::Arrive(next, pkt));
-    }
-
-    fn after_link(&mut self, l: LinkId) {
-        let now = self.now;
-        while let Some((at, mut pkt)) = self.links[l as usize].link.poll_output() {
-            if pkt.bit_errors > 0 && pkt.corrupted_by.is_none() {
-                pkt.corrupted_by = Some(l);
-            }
-            self.forward(at, pkt, Node::Link(l));
-        }
-        let slot = &mut self.links[l as usize];
-        while let Some(ev) = slot.link.poll_event() {
-            if let LinkEvent::Drop { flow, .. } = ev {
-                if let Some(n) = self
-                    .flows
-                    .get_mut(flow as usize)
-                    .and_then(|f| f.flow.link_drops.as_mut())
-                {
-                    *n += 1;
-                }
-            }
-            if !self.recorder.enabled {
-                continue;
-            }
-            match ev {
-                LinkEvent::Drop {
-                    at,
-                    flow,
-                    bytes,
-                    reason,
-                } => self.recorder.events.push(
-                    at,
-                    EventKind::Drop(reason),
-                    slot.name,
-                    flow,
-                    bytes,
-                    0,
-                ),
-                LinkEvent::ArqGaveUp {
-                    at,
-                    flow,
-                    bit_errors,
-                } => self.recorder.events.push(
-                    at,
-                    EventKind::ArqGaveUp,
-                    slot.name,
-                    flow,
-                    0,
-                    bit_errors,
-                ),
-                LinkEvent::Served {
-                    at,
-                    slot: n,
-                    user,
-                    rate_bps,
-                    frame_error,
-                } if self.recorder.event_log => {
-                    let r = &mut self.recorder.slots;
-                    r.time_ns.push(at.as_nanos());
-                    r.link.push(slot.name);
-                    r.slot.push(n);
-                    r.user.push(user as u64);
-                    r.rate_bps.push(rate_bps as f64);
-                    r.frame_error.push(frame_error as u64);
-                }
-                LinkEvent::Served { .. } => {}
-            }
-        }
-        let due = slot.link.poll_at();
-        if let Some(t) = due {
-            if slot.wake.is_none_or(|w| t < w) {
-                let t = t.max(now);
-                slot.wake = Some(t);
-                self.queue
-                    .push(t, WAKE, order::link_source(l), Event::Wake(Node::Link(l)));
-            }
-        }
-    }
-
-    fn after_endpoint(&mut self, node: Node) {
-        let now = self.now;
-        let (f, side, dir) = match node {
-            Node::Client(f) => (f, Side::Client, Dir::Up),
-            Node::Server(f) => (f, Side::Server, Dir::Down),
-            Node::Link(_) => unreachable!("links are not endpoints"),
+        let source = order::endpoint_source(f, side);
+        let dir = match side {
+            Side::Client => Direction::Up,
+            Side::Server => Direction::Down,
         };
         if self.flows[f as usize]
             .flow
@@ -671,7 +562,7 @@ impl Simulation {
                     let cwnd = self.flows[f as usize].flow.sample().cwnd_bytes;
                     self.recorder
                         .segments
-                        .push(now, f, "sent", seg.seq, seg.len, cwnd);
+                        .push(now, f, SegmentKind::Sent, seg.seq, seg.len, cwnd);
                 }
             }
             let pkt = SimPacket {
@@ -682,20 +573,15 @@ impl Simulation {
                 bit_errors: 0,
                 corrupted_by: None,
             };
-            self.forward(now, pkt, node);
+            self.net.take_in(now, source, pkt);
         }
         let due = self.flows[f as usize].flow.poll_timeout(side);
-        let slot = &mut self.flows[f as usize];
-        let pending = if side == Side::Client {
-            &mut slot.client_wake
-        } else {
-            &mut slot.server_wake
-        };
+        let pending = self.flows[f as usize].wake(side);
         if let Some(t) = due {
             if pending.is_none_or(|w| t < w) {
                 let t = t.max(now);
                 *pending = Some(t);
-                self.queue.push(t, WAKE, node.id(), Event::Wake(node));
+                self.queue.push(t, WAKE, source, Event::Wake(f, side));
             }
         }
     }
@@ -710,28 +596,12 @@ impl Simulation {
                 .flows
                 .push(now, i as u32, slot.flow.delivered, &slot.flow.sample());
         }
-        for slot in &mut self.links {
-            let s = slot.link.sample(now);
-            let r = &mut self.recorder.links;
-            r.time_ns.push(now.as_nanos());
-            r.link.push(slot.name);
-            r.queue_packets.push(s.queue_packets as u64);
-            r.queue_bytes.push(s.queue_bytes);
-            match s.radio {
-                Some(radio) => {
-                    r.snr_db.push(radio.snr_db);
-                    r.predicted_snr_db.push(radio.predicted_snr_db);
-                    r.modulation_bits.push(radio.modulation_bits as i64);
-                    r.subband.push(radio.subband as i64);
-                }
-                None => {
-                    r.snr_db.push(f64::NAN);
-                    r.predicted_snr_db.push(f64::NAN);
-                    r.modulation_bits.push(-1);
-                    r.subband.push(-1);
-                }
-            }
-        }
+        let mut sink = SimSink {
+            recorder: &mut self.recorder,
+            flows: &mut self.flows,
+            delivered: None,
+        };
+        self.net.sample(now, &mut sink);
     }
 }
 
@@ -755,12 +625,13 @@ impl Simulation {
                 .map(|(i, slot)| slot.flow.summary(i as u32))
                 .collect(),
             links: self
-                .links
+                .net
+                .links()
                 .iter()
                 .enumerate()
                 .map(|(i, l)| LinkSummary {
-                    outage_drops: self.outages.drops(i as LinkId),
-                    ..LinkSummary::of(l.name, l.model, l.link.as_ref(), l.checksum_drops)
+                    outage_drops: self.net.outages().drops(i as LinkId),
+                    ..LinkSummary::of(l.name, l.model, l.link.as_ref(), self.checksum_drops[i])
                 })
                 .collect(),
         }
