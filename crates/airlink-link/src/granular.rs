@@ -75,7 +75,7 @@ impl<P: Packet> Granular<P> {
 
     fn drop_packet(&mut self, now: Instant, pkt: &P, reason: DropReason) {
         match reason {
-            DropReason::Queue => self.stats.queue_drops += 1,
+            DropReason::Queue | DropReason::Aqm => self.stats.queue_drops += 1,
             DropReason::Loss | DropReason::RetryLimit | DropReason::Handoff => {
                 self.stats.loss_drops += 1
             }
