@@ -16,7 +16,7 @@
 //! limit counts the packets waiting, not the one on the wire (as Linux's qdiscs); bit errors
 //! are drawn when a packet is sent.
 
-use crate::queue::{QueueDisc, QueueDrop, QueueStats};
+use crate::queue::{QueueDisc, QueueStats};
 use crate::{BitErrors, DropReason, Link, LinkChange, LinkEvent, LinkSample, LinkStats, Packet};
 use airlink_engine::{Duration, Instant, RngStream};
 use std::collections::VecDeque;
@@ -138,23 +138,9 @@ impl<P: Packet> Pipe<P> {
         }
     }
 
-    /// Turns the discipline's drops into the link's drop events and counts.
     fn collect_queue_drops(&mut self, at: Instant) {
-        let Some(q) = self.qdisc.as_mut() else {
-            return;
-        };
-        while let Some((pkt, why)) = q.poll_drop() {
-            let reason = match why {
-                QueueDrop::Overflow => DropReason::Queue,
-                QueueDrop::Aqm => DropReason::Aqm,
-            };
-            self.stats.queue_drops += 1;
-            self.events.push_back(LinkEvent::Drop {
-                at,
-                flow: pkt.flow(),
-                bytes: pkt.wire_len(),
-                reason,
-            });
+        if let Some(q) = self.qdisc.as_mut() {
+            q.report_drops(at, &mut self.stats, &mut self.events);
         }
     }
 

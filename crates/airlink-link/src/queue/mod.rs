@@ -219,6 +219,27 @@ impl<P: Packet> QueueDisc<P> {
         self.ledger.dropped.pop_front()
     }
 
+    /// Hands the drops since the last call to a link's counters and event log, at `at`.
+    pub fn report_drops(
+        &mut self,
+        at: Instant,
+        stats: &mut crate::LinkStats,
+        events: &mut VecDeque<crate::LinkEvent>,
+    ) {
+        while let Some((pkt, why)) = self.ledger.dropped.pop_front() {
+            stats.queue_drops += 1;
+            events.push_back(crate::LinkEvent::Drop {
+                at,
+                flow: pkt.flow(),
+                bytes: pkt.wire_len(),
+                reason: match why {
+                    QueueDrop::Overflow => crate::DropReason::Queue,
+                    QueueDrop::Aqm => crate::DropReason::Aqm,
+                },
+            });
+        }
+    }
+
     pub fn packets(&self) -> u32 {
         self.ledger.packets
     }
