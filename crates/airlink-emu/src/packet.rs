@@ -136,6 +136,41 @@ impl Routed for EmuPacket {
     fn set_hop(&mut self, hop: u8) {
         self.hop = hop;
     }
+    /// The scenario flow, its ports and direction: the 5-tuple, as the datapath knows it.
+    fn flow_hash(&self) -> u32 {
+        fnv1a(&[
+            &self.flow.to_be_bytes(),
+            &pack(self.ports.0, self.ports.1),
+            &[self.up as u8],
+        ])
+    }
+    /// The ECN field of the real IP header (IPv4 TOS or IPv6 traffic class, low two bits).
+    fn ecn(&self) -> airlink_link::Ecn {
+        let bits = match (self.data.first().map(|b| b >> 4), self.data.get(1)) {
+            (Some(4), Some(&tos)) => tos,
+            (Some(6), Some(&b1)) => b1 >> 4,
+            _ => 0,
+        };
+        airlink_link::Ecn::from_bits(bits)
+    }
+    /// Sets CE in the real IP header, with the IPv4 header checksum fixed, so the receiving
+    /// kernel's ECN sees the mark (RFC 3168 §5).
+    fn set_ce(&mut self) {
+        match self.data.first().map(|b| b >> 4) {
+            Some(4) => {
+                let Ok(h) = etherparse::Ipv4HeaderSlice::from_slice(&self.data) else {
+                    return;
+                };
+                let mut header = h.to_header();
+                header.ecn = etherparse::IpEcn::CongestionExperienced;
+                let sum = header.calc_header_checksum();
+                self.data[1] |= 0b11;
+                self.data[10..12].copy_from_slice(&sum.to_be_bytes());
+            }
+            Some(6) if self.data.len() >= 40 => self.data[1] |= 0x30,
+            _ => {}
+        }
+    }
 }
 
 #[cfg(test)]
@@ -185,6 +220,29 @@ mod tests {
             }
             let _ = EmuPacket::parse(v);
         }
+    }
+
+    /// A queue's CE mark lands in the real header, and the IPv4 checksum still holds.
+    #[test]
+    fn a_ce_mark_sets_the_header_bits_and_keeps_the_checksum_valid() {
+        use airlink_link::Ecn;
+        let mut data = udp(1000, b"payload");
+        // ECT(0), with the checksum of the header that says so.
+        let mut h = etherparse::Ipv4HeaderSlice::from_slice(&data)
+            .unwrap()
+            .to_header();
+        h.ecn = etherparse::IpEcn::Ect0;
+        data[1] = (data[1] & !3) | 0b10;
+        data[10..12].copy_from_slice(&h.calc_header_checksum().to_be_bytes());
+        let mut p = EmuPacket::parse(data).unwrap();
+        assert_eq!(p.ecn(), Ecn::Ect0);
+        p.set_ce();
+        assert_eq!(p.ecn(), Ecn::Ce);
+        let h = etherparse::Ipv4HeaderSlice::from_slice(&p.data).unwrap();
+        assert_eq!(h.header_checksum(), h.to_header().calc_header_checksum());
+        assert_eq!(h.ecn(), etherparse::IpEcn::CongestionExperienced);
+        // A packet of a transport that is not ECN-capable says so.
+        assert_eq!(EmuPacket::parse(udp(1, b"x")).unwrap().ecn(), Ecn::NotEct);
     }
 
     #[test]

@@ -13,7 +13,12 @@
 //!
 //! Unit boundaries of a busy period are computed from its start (`start + k·unit time`), so
 //! rounding never accumulates. Loss, bit errors and the queue limit are the pipe's.
+//!
+//! With a queue discipline ([`Granular::with_queue`], the scenario's `aqm`), packets wait in
+//! the discipline's queue and a unit with room takes the next one from it when the bytes
+//! before it are sent: the discipline's limit counts the packets not yet begun.
 
+use crate::queue::{QueueDisc, QueueStats};
 use crate::{
     BitErrors, DropReason, Link, LinkChange, LinkEvent, LinkSample, LinkStats, Packet, PipeParams,
     QueueLimit,
@@ -42,6 +47,8 @@ pub struct Granular<P> {
     outbox: VecDeque<(Instant, P)>,
     events: VecDeque<LinkEvent>,
     stats: LinkStats,
+    /// The queue discipline, when the link has one: `queue` then holds only the packet begun.
+    qdisc: Option<QueueDisc<P>>,
 }
 
 impl<P: Packet> Granular<P> {
@@ -65,7 +72,19 @@ impl<P: Packet> Granular<P> {
             outbox: VecDeque::new(),
             events: VecDeque::new(),
             stats: LinkStats::default(),
+            qdisc: None,
         }
+    }
+
+    /// Puts a queue discipline in front of the link.
+    pub fn with_queue(mut self, qdisc: QueueDisc<P>) -> Self {
+        self.qdisc = Some(qdisc);
+        self
+    }
+
+    /// True while packets wait (in the link's queue or its discipline's).
+    fn waiting(&self) -> bool {
+        !self.queue.is_empty() || self.qdisc.as_ref().is_some_and(|q| !q.is_empty())
     }
 
     /// The time one unit takes at the current rate.
@@ -75,7 +94,7 @@ impl<P: Packet> Granular<P> {
 
     fn drop_packet(&mut self, now: Instant, pkt: &P, reason: DropReason) {
         match reason {
-            DropReason::Queue => self.stats.queue_drops += 1,
+            DropReason::Queue | DropReason::Aqm => self.stats.queue_drops += 1,
             DropReason::Loss | DropReason::RetryLimit | DropReason::Handoff => {
                 self.stats.loss_drops += 1
             }
@@ -106,6 +125,20 @@ impl<P: Packet> Granular<P> {
     /// Moves bytes from the head of the queue into the unit's remaining room.
     fn fill(&mut self) {
         while self.room > 0 {
+            if self.queue.is_empty() {
+                // With a discipline, the unit's room takes its next packet now.
+                let at = self.unit_start;
+                let Some(q) = self.qdisc.as_mut() else {
+                    break;
+                };
+                let next = q.dequeue(at);
+                q.report_drops(at, &mut self.stats, &mut self.events);
+                let Some((pkt, _)) = next else {
+                    break;
+                };
+                let len = pkt.wire_len();
+                self.queue.push_back((pkt, len));
+            }
             let Some((_, left)) = self.queue.front_mut() else {
                 break;
             };
@@ -139,6 +172,9 @@ impl<P: Packet> Link<P> for Granular<P> {
     fn change(&mut self, _now: Instant, c: &LinkChange) -> Result<(), String> {
         self.params.apply(c)?;
         self.rate_bps = c.rate_bps.unwrap_or(self.rate_bps);
+        if let (Some(q), Some(limit)) = (self.qdisc.as_mut(), c.queue_limit) {
+            q.set_limit(limit);
+        }
         Ok(())
     }
 
@@ -153,7 +189,7 @@ impl<P: Packet> Link<P> for Granular<P> {
             QueueLimit::Packets(n) => self.packets_in_link() >= n as usize,
             QueueLimit::Bytes(b) => self.bytes_in_link() + len as u64 > b,
         };
-        if full {
+        if full && self.qdisc.is_none() {
             self.drop_packet(now, &pkt, DropReason::Queue);
             return;
         }
@@ -166,7 +202,13 @@ impl<P: Packet> Link<P> for Granular<P> {
         {
             self.stats.packets_corrupted += 1;
         }
-        self.queue.push_back((pkt, len));
+        match self.qdisc.as_mut() {
+            Some(q) => {
+                q.enqueue(now, pkt);
+                q.report_drops(now, &mut self.stats, &mut self.events);
+            }
+            None => self.queue.push_back((pkt, len)),
+        }
         match self.unit_end {
             None => self.start_unit(now),
             // Bytes arriving at the instant a unit begins still make it (same-instant arrivals
@@ -188,7 +230,7 @@ impl<P: Packet> Link<P> for Granular<P> {
                 self.outbox.push_back((end + self.params.delay, pkt));
             }
             self.finishing_bytes = 0;
-            if self.queue.is_empty() {
+            if !self.waiting() {
                 self.unit_end = None;
             } else {
                 self.start_unit(end);
@@ -208,10 +250,18 @@ impl<P: Packet> Link<P> for Granular<P> {
         &self.stats
     }
 
+    fn queue_stats(&self) -> Option<&QueueStats> {
+        self.qdisc.as_ref().map(|q| q.stats())
+    }
+
     fn sample(&mut self, _now: Instant) -> LinkSample {
+        let (p, b) = self
+            .qdisc
+            .as_ref()
+            .map_or((0, 0), |q| (q.packets(), q.bytes()));
         LinkSample {
-            queue_packets: self.packets_in_link() as u32,
-            queue_bytes: self.bytes_in_link(),
+            queue_packets: self.packets_in_link() as u32 + p,
+            queue_bytes: self.bytes_in_link() + b,
             radio: None,
         }
     }
@@ -264,6 +314,34 @@ mod tests {
             }
         }
         (out, wakeups)
+    }
+
+    /// Behind a queue discipline that never drops, the link serves exactly as with its own
+    /// queue: the discipline changes what waits, not the server.
+    #[test]
+    fn a_discipline_that_keeps_everything_serves_as_the_links_own_queue() {
+        use crate::queue::{AqmConfig, QueueDisc};
+        let arrivals: Vec<(u64, u32, u32)> = (0..300u32)
+            .map(|i| {
+                (
+                    (i as u64 * 7919) % 50_000 + i as u64 * 300,
+                    i,
+                    40 + (i * 37) % 1460,
+                )
+            })
+            .collect();
+        let mut arrivals = arrivals;
+        arrivals.sort();
+        let q = QueueDisc::new(
+            &AqmConfig::DropTail,
+            QueueLimit::Packets(100_000),
+            None,
+            RngStream::derive(1, "q"),
+        );
+        let (own, _) = drive(&mut link(64_000, 25), &arrivals);
+        let (queued, _) = drive(&mut link(64_000, 25).with_queue(q), &arrivals);
+        assert_eq!(own.len(), 300);
+        assert_eq!(own, queued);
     }
 
     #[test]

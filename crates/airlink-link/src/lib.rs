@@ -20,6 +20,7 @@ mod cell;
 mod granular;
 mod ofdm4g;
 mod pipe;
+pub mod queue;
 mod trace;
 mod wlan;
 
@@ -49,6 +50,62 @@ pub trait Packet {
     fn direction(&self) -> Option<Direction> {
         None
     }
+    /// A hash of the packet's 5-tuple (addresses, protocol, ports), unseeded: a queue that
+    /// sorts packets by flow (FQ-CoDel) mixes its own seed in. The default stands for the
+    /// 5-tuple by the flow and direction, which name it in the simulator (one port pair per flow).
+    fn flow_hash(&self) -> u32 {
+        let dir = match self.direction() {
+            None => 0,
+            Some(Direction::Down) => 1,
+            Some(Direction::Up) => 2,
+        };
+        self.flow().wrapping_mul(4) | dir
+    }
+    /// The ECN field of the packet's IP header (RFC 3168).
+    fn ecn(&self) -> Ecn {
+        Ecn::NotEct
+    }
+    /// Sets the ECN field to Congestion Experienced; called only on ECN-capable packets.
+    fn set_ce(&mut self) {}
+}
+
+/// The ECN field of an IP header (RFC 3168 §5).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Ecn {
+    /// 00: not ECN-capable.
+    #[default]
+    NotEct,
+    /// 01: ECN-capable transport, ECT(1).
+    Ect1,
+    /// 10: ECN-capable transport, ECT(0).
+    Ect0,
+    /// 11: congestion experienced.
+    Ce,
+}
+
+impl Ecn {
+    /// The two bits as in the IP header.
+    pub fn bits(self) -> u8 {
+        match self {
+            Ecn::NotEct => 0,
+            Ecn::Ect1 => 1,
+            Ecn::Ect0 => 2,
+            Ecn::Ce => 3,
+        }
+    }
+    pub fn from_bits(b: u8) -> Ecn {
+        match b & 3 {
+            0 => Ecn::NotEct,
+            1 => Ecn::Ect1,
+            2 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
+    }
+    /// True for a packet of an ECN-capable transport (already marked CE included: marking it
+    /// again changes nothing and it need not be dropped, as Linux's `INET_ECN_set_ce`).
+    pub fn is_ect(self) -> bool {
+        self != Ecn::NotEct
+    }
 }
 
 /// Direction of travel of a packet within its flow.
@@ -71,6 +128,8 @@ pub enum DropReason {
     RetryLimit,
     /// Its station had left the access point (a WLAN hand-off).
     Handoff,
+    /// The queue's discipline dropped it early (CoDel, PIE, RED; see [`queue`]).
+    Aqm,
 }
 
 impl DropReason {
@@ -80,6 +139,7 @@ impl DropReason {
             DropReason::Loss => "loss",
             DropReason::RetryLimit => "retry_limit",
             DropReason::Handoff => "handoff",
+            DropReason::Aqm => "aqm",
         }
     }
 }
@@ -181,6 +241,11 @@ pub trait Link<P: Packet> {
     fn stats(&self) -> &LinkStats;
     /// Per-user counters of a multi-user cell; `None` for single-user links.
     fn cell_stats(&self) -> Option<&CellStats> {
+        None
+    }
+    /// The queue discipline's counters, for a link given one (`aqm`); `None` for a link's own
+    /// drop-tail queue.
+    fn queue_stats(&self) -> Option<&queue::QueueStats> {
         None
     }
     /// State at `now` for the time series (may evaluate the channel at `now`).
@@ -321,6 +386,7 @@ pub(crate) mod testing {
         pub len: u32,
         pub flipped: Vec<u64>,
         pub flow: u32,
+        pub ecn: super::Ecn,
     }
 
     impl TestPacket {
@@ -330,6 +396,7 @@ pub(crate) mod testing {
                 len,
                 flipped: Vec::new(),
                 flow: 0,
+                ecn: super::Ecn::NotEct,
             }
         }
     }
@@ -348,6 +415,12 @@ pub(crate) mod testing {
         }
         fn flow(&self) -> u32 {
             self.flow
+        }
+        fn ecn(&self) -> super::Ecn {
+            self.ecn
+        }
+        fn set_ce(&mut self) {
+            self.ecn = super::Ecn::Ce;
         }
     }
 }

@@ -9,7 +9,14 @@
 //! | queue | drop-tail, limit counts packets in the link (waiting or being sent) | as Dummynet/netem `limit` |
 //! | loss | Bernoulli per packet at the input | lost packets take no capacity |
 //! | bit errors | Bernoulli per bit, or Gilbert–Elliott bursts | corrupted packets are delivered; the receiver's checksum decides |
+//!
+//! With a queue discipline ([`Pipe::with_queue`], the scenario's `aqm`), the pipe instead
+//! keeps its packets in the discipline's queue and a transmitter takes the next one each
+//! time it is free (a wake-up per packet, as a real interface's dequeue): the discipline's
+//! limit counts the packets waiting, not the one on the wire (as Linux's qdiscs); bit errors
+//! are drawn when a packet is sent.
 
+use crate::queue::{QueueDisc, QueueStats};
 use crate::{BitErrors, DropReason, Link, LinkChange, LinkEvent, LinkSample, LinkStats, Packet};
 use airlink_engine::{Duration, Instant, RngStream};
 use std::collections::VecDeque;
@@ -73,6 +80,8 @@ pub struct Pipe<P> {
     outbox: VecDeque<(Instant, P)>,
     events: VecDeque<LinkEvent>,
     stats: LinkStats,
+    /// The queue discipline, when the pipe has one; its transmitter is busy until `last_departure`.
+    qdisc: Option<QueueDisc<P>>,
 }
 
 impl<P: Packet> Pipe<P> {
@@ -87,6 +96,51 @@ impl<P: Packet> Pipe<P> {
             outbox: VecDeque::new(),
             events: VecDeque::new(),
             stats: LinkStats::default(),
+            qdisc: None,
+        }
+    }
+
+    /// Puts a queue discipline in front of the transmitter (a pipe with a rate only).
+    pub fn with_queue(mut self, qdisc: QueueDisc<P>) -> Self {
+        assert!(
+            self.params.rate_bps.is_some(),
+            "a queue discipline needs a rate"
+        );
+        self.qdisc = Some(qdisc);
+        self
+    }
+
+    /// Starts the transmissions due by `now`: each time the transmitter is free and the queue
+    /// holds packets, the discipline hands over the next one at the instant it became free.
+    fn serve(&mut self, now: Instant, rate: u64) {
+        while self.qdisc.as_ref().is_some_and(|q| !q.is_empty()) && self.last_departure <= now {
+            let at = self.last_departure;
+            let next = self.qdisc.as_mut().and_then(|q| q.dequeue(at));
+            self.collect_queue_drops(at);
+            let Some((mut pkt, _)) = next else {
+                break;
+            };
+            let len = pkt.wire_len();
+            self.last_departure = at + Duration::for_bits(len as u64 * 8, rate);
+            if self.errors.apply(
+                &mut pkt,
+                self.params.bit_error_rate,
+                self.params.error_burst_bits,
+                &mut self.rng,
+            ) > 0
+            {
+                self.stats.packets_corrupted += 1;
+            }
+            self.stats.packets_out += 1;
+            self.stats.bytes_out += len as u64;
+            let due = (self.last_departure + self.params.delay).max(now);
+            self.outbox.push_back((due, pkt));
+        }
+    }
+
+    fn collect_queue_drops(&mut self, at: Instant) {
+        if let Some(q) = self.qdisc.as_mut() {
+            q.report_drops(at, &mut self.stats, &mut self.events);
         }
     }
 
@@ -102,7 +156,7 @@ impl<P: Packet> Pipe<P> {
 
     fn drop_packet(&mut self, now: Instant, pkt: &P, reason: DropReason) {
         match reason {
-            DropReason::Queue => self.stats.queue_drops += 1,
+            DropReason::Queue | DropReason::Aqm => self.stats.queue_drops += 1,
             DropReason::Loss | DropReason::RetryLimit | DropReason::Handoff => {
                 self.stats.loss_drops += 1
             }
@@ -120,13 +174,28 @@ impl<P: Packet> Link<P> for Pipe<P> {
     /// Packets already in the pipe keep the schedule they were given at their arrival (as
     /// netem's); the new values apply to packets arriving from `now` on.
     fn change(&mut self, _now: Instant, c: &LinkChange) -> Result<(), String> {
-        self.params.apply(c)
+        self.params.apply(c)?;
+        if let (Some(q), Some(limit)) = (self.qdisc.as_mut(), c.queue_limit) {
+            q.set_limit(limit);
+        }
+        Ok(())
     }
 
     fn enqueue(&mut self, now: Instant, mut pkt: P) {
         self.stats.packets_in += 1;
         if self.rng.bernoulli(self.params.loss) {
             self.drop_packet(now, &pkt, DropReason::Loss);
+            return;
+        }
+        if let (Some(_), Some(rate)) = (&self.qdisc, self.params.rate_bps) {
+            // Transmissions due before the arrival start first, so no packet leaves before it came.
+            self.serve(now, rate);
+            if let Some(q) = self.qdisc.as_mut() {
+                q.enqueue(now, pkt);
+            }
+            self.collect_queue_drops(now);
+            self.last_departure = self.last_departure.max(now);
+            self.serve(now, rate);
             return;
         }
         let len = pkt.wire_len();
@@ -165,10 +234,21 @@ impl<P: Packet> Link<P> for Pipe<P> {
     }
 
     fn poll_at(&self) -> Option<Instant> {
-        None
+        match &self.qdisc {
+            Some(q) if !q.is_empty() => Some(self.last_departure),
+            _ => None,
+        }
     }
 
-    fn handle_timeout(&mut self, _now: Instant) {}
+    fn handle_timeout(&mut self, now: Instant) {
+        if let Some(rate) = self.params.rate_bps {
+            self.serve(now, rate);
+        }
+    }
+
+    fn queue_stats(&self) -> Option<&QueueStats> {
+        self.qdisc.as_ref().map(|q| q.stats())
+    }
 
     fn poll_output(&mut self) -> Option<(Instant, P)> {
         self.outbox.pop_front()
@@ -183,6 +263,13 @@ impl<P: Packet> Link<P> for Pipe<P> {
     }
 
     fn sample(&mut self, now: Instant) -> LinkSample {
+        if let Some(q) = &self.qdisc {
+            return LinkSample {
+                queue_packets: q.packets(),
+                queue_bytes: q.bytes(),
+                radio: None,
+            };
+        }
         self.forget_departed(now);
         LinkSample {
             queue_packets: self.backlog.len() as u32,
@@ -246,6 +333,40 @@ mod tests {
             }
         )));
         assert_eq!(drops.len(), 2);
+    }
+
+    /// With a queue discipline the pipe sends back to back at its rate, one wake-up per packet.
+    #[test]
+    fn with_a_queue_discipline_the_transmitter_dequeues_when_free() {
+        use crate::queue::{AqmConfig, CodelParams, QueueDisc};
+        let params = PipeParams {
+            rate_bps: Some(1_000_000),
+            delay: Duration::from_millis(10),
+            ..Default::default()
+        };
+        let q = QueueDisc::new(
+            &AqmConfig::Codel(CodelParams::default()),
+            QueueLimit::Packets(2),
+            params.rate_bps,
+            RngStream::derive(1, "q"),
+        );
+        let mut p = pipe(params).with_queue(q);
+        // The first goes on the wire at once; two wait; the fourth overflows the limit of 2.
+        for i in 0..4 {
+            p.enqueue(Instant::ZERO, TestPacket::new(i, 1250));
+        }
+        assert_eq!(p.stats().queue_drops, 1);
+        let mut times = Vec::new();
+        while let Some(t) = p.poll_at() {
+            p.handle_timeout(t);
+        }
+        while let Some((t, pkt)) = p.poll_output() {
+            times.push((pkt.id, t.as_nanos() / 1_000_000));
+        }
+        assert_eq!(times, [(0, 20), (1, 30), (2, 40)]);
+        let s = p.queue_stats().unwrap();
+        assert_eq!((s.overflow_drops, s.sojourn.count()), (1, 3));
+        assert_eq!(s.sojourn.quantile(1.0).unwrap().as_nanos() / 1_000_000, 20);
     }
 
     #[test]

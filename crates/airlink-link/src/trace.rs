@@ -14,7 +14,12 @@
 //! | arrival at an opportunity's instant | the packet may use it | |
 //! | queue | drop-tail, counts packets waiting (not yet fully served) | |
 //! | delay | fixed, added after the opportunity that completes the packet | Mahimahi puts `mm-delay` in a separate shell |
+//!
+//! With a queue discipline ([`TraceLink::with_queue`], the scenario's `aqm`), packets wait in
+//! the discipline's queue and the link takes the next one when the one it serves is complete:
+//! the discipline's limit counts the waiting packets, not the one in service.
 
+use crate::queue::{QueueDisc, QueueStats};
 use crate::{DropReason, Link, LinkEvent, LinkSample, LinkStats, Packet, QueueLimit};
 use airlink_engine::{Duration, Instant};
 use std::collections::VecDeque;
@@ -220,6 +225,8 @@ pub struct TraceLink<P> {
     outbox: VecDeque<(Instant, P)>,
     events: VecDeque<LinkEvent>,
     stats: LinkStats,
+    /// The queue discipline, when the link has one: `queue` then holds only the packet in service.
+    qdisc: Option<QueueDisc<P>>,
 }
 
 impl<P: Packet> TraceLink<P> {
@@ -234,6 +241,30 @@ impl<P: Packet> TraceLink<P> {
             outbox: VecDeque::new(),
             events: VecDeque::new(),
             stats: LinkStats::default(),
+            qdisc: None,
+        }
+    }
+
+    /// Puts a queue discipline in front of the link.
+    pub fn with_queue(mut self, qdisc: QueueDisc<P>) -> Self {
+        self.qdisc = Some(qdisc);
+        self
+    }
+
+    /// With a discipline and nothing in service: takes the next packet from it at `at`.
+    fn take_next(&mut self, at: Instant) {
+        let Some(q) = self.qdisc.as_mut() else {
+            return;
+        };
+        if !self.queue.is_empty() {
+            return;
+        }
+        let next = q.dequeue(at);
+        q.report_drops(at, &mut self.stats, &mut self.events);
+        if let Some((pkt, _)) = next {
+            self.head_left = pkt.wire_len().max(1);
+            self.queue_bytes += pkt.wire_len() as u64;
+            self.queue.push_back(pkt);
         }
     }
 
@@ -258,6 +289,7 @@ impl<P: Packet> TraceLink<P> {
                 self.stats.packets_out += 1;
                 self.stats.bytes_out += len as u64;
                 self.outbox.push_back((at + self.params.delay, pkt));
+                self.take_next(at);
                 self.head_left = self.queue.front().map_or(0, |p| p.wire_len().max(1));
             }
         }
@@ -267,6 +299,16 @@ impl<P: Packet> TraceLink<P> {
 impl<P: Packet> Link<P> for TraceLink<P> {
     fn enqueue(&mut self, now: Instant, pkt: P) {
         self.stats.packets_in += 1;
+        if let Some(q) = self.qdisc.as_mut() {
+            q.enqueue(now, pkt);
+            q.report_drops(now, &mut self.stats, &mut self.events);
+            if self.queue.is_empty() {
+                // Opportunities that passed while the link was idle are lost.
+                self.next_opp = self.next_opp.max(self.trace.first_at_or_after(now));
+                self.take_next(now);
+            }
+            return;
+        }
         let len = pkt.wire_len();
         let full = match self.params.queue_limit {
             QueueLimit::Packets(n) => self.queue.len() >= n as usize,
@@ -318,10 +360,18 @@ impl<P: Packet> Link<P> for TraceLink<P> {
         &self.stats
     }
 
+    fn queue_stats(&self) -> Option<&QueueStats> {
+        self.qdisc.as_ref().map(|q| q.stats())
+    }
+
     fn sample(&mut self, _now: Instant) -> LinkSample {
+        let (p, b) = self
+            .qdisc
+            .as_ref()
+            .map_or((0, 0), |q| (q.packets(), q.bytes()));
         LinkSample {
-            queue_packets: self.queue.len() as u32,
-            queue_bytes: self.queue_bytes,
+            queue_packets: self.queue.len() as u32 + p,
+            queue_bytes: self.queue_bytes + b,
             radio: None,
         }
     }
@@ -484,6 +534,34 @@ mod tests {
         );
         assert_eq!(l.stats().packets_out, 4);
         assert_eq!(l.stats().bytes_out, 6000);
+    }
+
+    /// Behind a queue discipline that never drops, the link serves exactly as with its own queue.
+    #[test]
+    fn a_discipline_that_keeps_everything_serves_as_the_links_own_queue() {
+        use crate::queue::{AqmConfig, QueueDisc};
+        let trace = || Trace::parse("0\n3\n3\n7\n10\n", "t").unwrap();
+        let q = QueueDisc::new(
+            &AqmConfig::DropTail,
+            QueueLimit::Packets(100_000),
+            None,
+            airlink_engine::RngStream::derive(1, "q"),
+        );
+        let mut own = TraceLink::new(trace(), TraceParams::default());
+        let mut queued = TraceLink::new(trace(), TraceParams::default()).with_queue(q);
+        let mut outs = [Vec::new(), Vec::new()];
+        for (k, l) in [&mut own, &mut queued].into_iter().enumerate() {
+            for i in 0..400u32 {
+                let at = Instant::from_micros((i as u64 * 7919) % 1_000 + i as u64 * 2_000);
+                while let Some(t) = l.poll_at().filter(|&t| t <= at) {
+                    l.handle_timeout(t);
+                }
+                l.enqueue(at, TestPacket::new(i, 40 + (i * 37) % 1460));
+            }
+            outs[k] = run(l, Instant::from_secs_f64(100.0));
+        }
+        assert_eq!(outs[0].len(), 400);
+        assert_eq!(outs[0], outs[1]);
     }
 
     #[test]

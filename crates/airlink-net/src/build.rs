@@ -164,7 +164,7 @@ fn build_link<P: Packet + Send + 'static>(
             model: "gprs",
             ..pipe(name, &g.pipe(), seed)
         }),
-        sc::LinkModel::Trace(t) => trace_link(name, t, key),
+        sc::LinkModel::Trace(t) => trace_link(name, t, key, seed),
         sc::LinkModel::Ofdm4g(o) => ofdm4g(name, o, seed, key),
         sc::LinkModel::Cell(c) => cell(name, c, seed, key, flows, event_log),
         sc::LinkModel::Wlan(_) => unreachable!("a WLAN is built by `wlan`, from the topology"),
@@ -791,10 +791,21 @@ fn pipe<P: Packet + Send + 'static>(
     seed: u64,
 ) -> BuiltLink<P> {
     let rng = RngStream::derive(seed, name);
+    let rate = p.rate.map(|r| r.0);
+    let qdisc = |a| crate::aqm::queue_disc(a, queue_limit(p.queue), rate, seed, name);
     let link: Box<dyn Link<P> + Send> = match p.unit {
         // Validated: a unit comes with a rate and fits in u32.
-        Some(u) => Box::new(airlink_link::Granular::new(pipe_params(p), u.0 as u32, rng)),
-        None => Box::new(Pipe::new(pipe_params(p), rng)),
+        Some(u) => {
+            let g = airlink_link::Granular::new(pipe_params(p), u.0 as u32, rng);
+            Box::new(match &p.aqm {
+                Some(a) => g.with_queue(qdisc(a)),
+                None => g,
+            })
+        }
+        None => Box::new(match &p.aqm {
+            Some(a) => Pipe::new(pipe_params(p), rng).with_queue(qdisc(a)),
+            None => Pipe::new(pipe_params(p), rng),
+        }),
     };
     BuiltLink {
         name,
@@ -824,6 +835,7 @@ fn trace_link<P: Packet + Send + 'static>(
     name: &'static str,
     t: &sc::TraceConfig,
     key: &str,
+    seed: u64,
 ) -> Result<BuiltLink<P>, BuildError> {
     let trace = read_trace(t, key)?;
     let params = airlink_link::TraceParams {
@@ -833,7 +845,14 @@ fn trace_link<P: Packet + Send + 'static>(
     Ok(BuiltLink {
         name,
         model: "trace",
-        link: Box::new(airlink_link::TraceLink::new(trace, params)),
+        link: Box::new(match &t.aqm {
+            Some(a) => {
+                let rate = Some(trace.mean_rate_bps() as u64);
+                let q = crate::aqm::queue_disc(a, queue_limit(t.queue), rate, seed, name);
+                airlink_link::TraceLink::new(trace, params).with_queue(q)
+            }
+            None => airlink_link::TraceLink::new(trace, params),
+        }),
     })
 }
 

@@ -16,6 +16,7 @@
 //!    [`order::endpoint_source`]);
 //! 4. `seq`: FIFO among what is still tied.
 
+pub mod aqm;
 pub mod build;
 pub mod event;
 pub mod flow;

@@ -104,6 +104,9 @@ pub struct LinkSummary {
     /// A multi-user cell's users, by index (user i is the i-th flow through the cell).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub users: Option<Vec<CellUserSummary>>,
+    /// The queue discipline's drops, marks and sojourn times (a link with an `aqm`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aqm: Option<crate::aqm::AqmSummary>,
 }
 
 /// One user of a multi-user cell.
@@ -172,6 +175,7 @@ impl LinkSummary {
         });
         LinkSummary {
             users,
+            aqm: link.queue_stats().map(crate::aqm::AqmSummary::of),
             ..LinkSummary::new(name, model, link.stats(), checksum_drops)
         }
     }
@@ -208,6 +212,7 @@ impl LinkSummary {
             outage_drops: 0,
             time_in_modulation_s,
             users: None,
+            aqm: None,
         }
     }
 }

@@ -8,6 +8,7 @@
 //! This crate holds the user-facing schema only; the simulation driver maps it onto the model
 //! crates' own configuration types.
 
+pub mod aqm;
 pub mod keys;
 mod schema;
 mod start;
@@ -854,6 +855,7 @@ impl LinkSet {
             bit_error_rate: self.bit_error_rate.unwrap_or(p.bit_error_rate),
             error_burst_bits: p.error_burst_bits,
             unit: p.unit,
+            aqm: p.aqm.clone(),
         }
     }
 }
@@ -1337,6 +1339,9 @@ impl PipeConfig {
             ));
         }
         check_queue(&self.queue, min_packet).map_err(|m| ("queue", m))?;
+        if self.aqm.is_some() && self.rate.is_none() {
+            return Err(("aqm", "a queue discipline needs the link's `rate`".into()));
+        }
         if let Some(u) = self.unit {
             if self.rate.is_none() {
                 return Err(("unit", "a unit of delivery needs the pipe's `rate`".into()));

@@ -190,6 +190,15 @@ pub struct PipeConfig {
     /// Drop-tail queue limit in packets or bytes (only with a rate). Default 1000 packets.
     #[serde(default = "default_pipe_queue")]
     pub queue: QueueLimit,
+    /// Queue discipline in front of the link (needs a rate): `"droptail"`, `"codel"`,
+    /// `"fq_codel"`, `"pie"`, `"red"`, or a table with its parameters (`aqm.kind`, ...); its
+    /// limit is `queue`. Absent: the link's own drop-tail queue.
+    #[serde(
+        default,
+        deserialize_with = "crate::aqm::deserialize",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub aqm: Option<crate::aqm::AqmConfig>,
     /// Probability that a packet is lost, independently of others. Default 0.
     #[serde(default)]
     pub loss: Probability,
@@ -227,6 +236,7 @@ impl Default for PipeConfig {
             bit_error_rate: BitErrorRate(0.0),
             error_burst_bits: None,
             unit: None,
+            aqm: None,
         }
     }
 }
@@ -260,6 +270,15 @@ pub struct GprsConfig {
     /// Drop-tail queue. Default 30 packets (assumption).
     #[serde(default = "default_gprs_queue")]
     pub queue: QueueLimit,
+    /// Queue discipline in front of the link (needs a rate): `"droptail"`, `"codel"`,
+    /// `"fq_codel"`, `"pie"`, `"red"`, or a table with its parameters (`aqm.kind`, ...); its
+    /// limit is `queue`. Absent: the link's own drop-tail queue.
+    #[serde(
+        default,
+        deserialize_with = "crate::aqm::deserialize",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub aqm: Option<crate::aqm::AqmConfig>,
     /// Probability that a packet is lost (RLC's acknowledged mode makes it rare). Default 0.
     #[serde(default)]
     pub loss: Probability,
@@ -403,6 +422,7 @@ impl GprsConfig {
             queue: self.queue,
             loss: self.loss,
             unit: self.unit_bytes().map(DataSize),
+            aqm: self.aqm.clone(),
             ..PipeConfig::default()
         }
     }
@@ -921,6 +941,15 @@ pub struct TraceConfig {
     /// Drop-tail queue limit in packets or bytes. Default 1000 packets.
     #[serde(default = "default_pipe_queue")]
     pub queue: QueueLimit,
+    /// Queue discipline in front of the link (needs a rate): `"droptail"`, `"codel"`,
+    /// `"fq_codel"`, `"pie"`, `"red"`, or a table with its parameters (`aqm.kind`, ...); its
+    /// limit is `queue`. Absent: the link's own drop-tail queue.
+    #[serde(
+        default,
+        deserialize_with = "crate::aqm::deserialize",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub aqm: Option<crate::aqm::AqmConfig>,
 }
 
 /// How the downlink picks the modulation of each frame.
