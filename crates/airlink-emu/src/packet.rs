@@ -121,27 +121,12 @@ impl Packet for EmuPacket {
     fn direction(&self) -> Option<Direction> {
         Some(self.dir)
     }
-}
-
-impl Routed for EmuPacket {
-    fn route(&self) -> usize {
-        self.route as usize
-    }
-    fn dir(&self) -> Direction {
-        self.dir
-    }
-    fn hop(&self) -> u8 {
-        self.hop
-    }
-    fn set_hop(&mut self, hop: u8) {
-        self.hop = hop;
-    }
     /// The scenario flow, its ports and direction: the 5-tuple, as the datapath knows it.
     fn flow_hash(&self) -> u32 {
         fnv1a(&[
             &self.flow.to_be_bytes(),
             &pack(self.ports.0, self.ports.1),
-            &[self.up as u8],
+            &[(self.dir == Direction::Up) as u8],
         ])
     }
     /// The ECN field of the real IP header (IPv4 TOS or IPv6 traffic class, low two bits).
@@ -170,6 +155,21 @@ impl Routed for EmuPacket {
             Some(6) if self.data.len() >= 40 => self.data[1] |= 0x30,
             _ => {}
         }
+    }
+}
+
+impl Routed for EmuPacket {
+    fn route(&self) -> usize {
+        self.route as usize
+    }
+    fn dir(&self) -> Direction {
+        self.dir
+    }
+    fn hop(&self) -> u8 {
+        self.hop
+    }
+    fn set_hop(&mut self, hop: u8) {
+        self.hop = hop;
     }
 }
 
