@@ -261,6 +261,7 @@ def series_png(path: Path, point: str, kernel: Any, sim: Any) -> None:
             bottom.plot(t, df["pacing_rate_bps"] / 1e6, style, label=label)
     top.set_ylabel("cwnd (kB)")
     bottom.set_ylabel("pacing rate (Mbit/s)")
+    bottom.set_yscale("log")  # airlink paces its first window at the 1 ms default RTT
     bottom.set_xlabel("time since the first data (s)")
     top.set_title(point)
     for ax in (top, bottom):

@@ -25,7 +25,7 @@
 //! | `srtt_us`, `rttvar_us`, `min_rtt_us`, `rto_us` | `tcpi_rtt`, `tcpi_rttvar`, `tcpi_min_rtt`, `tcpi_rto` |
 //! | `retransmissions` | `tcpi_total_retrans` (segments retransmitted over the connection's life) |
 //! | `spurious_retransmissions` | `tcpi_dsack_dups`: duplicates the receiver reported by D-SACK |
-//! | `pacing_rate_bps`, `delivery_rate_bps` | `tcpi_pacing_rate`, `tcpi_delivery_rate` (bytes/s) × 8 |
+//! | `pacing_rate_bps`, `delivery_rate_bps` | `tcpi_pacing_rate`, `tcpi_delivery_rate` (bytes/s) × 8; the kernel paces whole packets, airlink's column counts payload |
 //! | `bytes_acked`, `bytes_retransmitted`, `lost_segments` | `tcpi_bytes_acked`, `tcpi_bytes_retrans`, `tcpi_lost` (marked lost now) |
 //!
 //! Deviations from airlink's own `flows` rows: `timeouts` and `fast_recoveries` are 0 (the
@@ -312,7 +312,7 @@ fn open(ns: &Namespace) -> Result<Socket, NsError> {
 }
 
 /// A flow's kernel connection now, for the live state (`airlink top`): the one that has
-/// acknowledged the most bytes (the bulk transfer, not iperf3's control connection).
+/// acknowledged the most bytes so far (the bulk transfer, not iperf3's control connection).
 #[derive(Clone, Debug, Serialize)]
 pub struct KernelFlowState {
     pub connection: u16,
@@ -503,7 +503,8 @@ fn sample(
     }
 }
 
-/// Per flow, the connection that has acknowledged the most bytes.
+/// Per flow, the connection that has acknowledged the most bytes so far (it stays when it
+/// closes: iperf3's control connection outlives its data connection).
 fn update_latest(latest: &Latest, rows: &[KernelTcpRow]) {
     let mut best: BTreeMap<u32, &KernelTcpRow> = BTreeMap::new();
     for r in rows {
@@ -514,6 +515,11 @@ fn update_latest(latest: &Latest, rows: &[KernelTcpRow]) {
     }
     let mut l = latest.lock().unwrap_or_else(|p| p.into_inner());
     for (flow, r) in best {
+        if l.get(&flow)
+            .is_some_and(|k| k.connection != r.connection && k.delivered_bytes > r.delivered_bytes)
+        {
+            continue;
+        }
         l.insert(
             flow,
             KernelFlowState {

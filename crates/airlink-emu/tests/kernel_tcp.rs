@@ -89,6 +89,20 @@ fn a_kernel_download_is_sampled_with_its_cwnd_rtt_and_acked_bytes() {
     }
     assert!(client.is_some(), "iperf3 never completed");
     let _ = server.wait();
+    // The live state (`airlink top`) holds the flow's latest kernel sample: the data
+    // connection's, the one that acknowledged the most.
+    let state: serde_json::Value =
+        serde_json::from_str(&emu.control(r#"{"op": "state"}"#)).unwrap();
+    let kernel = &state["flows"][0]["kernel"];
+    assert!(kernel["cwnd_bytes"].as_f64().unwrap() >= 1448.0, "{state}");
+    assert!(
+        kernel["srtt_ms"].as_f64().unwrap() >= PATH_RTT_US / 1e3 * 0.99,
+        "{state}"
+    );
+    assert!(
+        kernel["delivered_bytes"].as_u64().unwrap() > BYTES / 2,
+        "{state}"
+    );
     emu.stop();
     let mut flows: Vec<Table> = emu
         .drain()
