@@ -18,7 +18,8 @@ from conftest import ADAPTIVE, SHORT, VALIDATION, partial_folders
 EXPECTED_COLUMNS = {
     "flows": {"time_ns", "flow", "cwnd_bytes", "ssthresh_bytes", "inflight_bytes", "delivered_bytes", "srtt_us", "rto_us",
               "rate_bps", "loss_event_rate", "retransmissions", "spurious_retransmissions", "timeouts",
-              "fast_recoveries", "link_losses", "detected_losses", "sack_ok", "congestion_distance_segments", "backlog_segments"},
+              "fast_recoveries", "link_losses", "detected_losses", "sack_ok", "congestion_distance_segments", "backlog_segments",
+              "pacing_rate_bps"},
     "intervals": {"time_ns", "flow", "interval_s", "bytes", "throughput_bps", "received", "lost", "out_of_order", "jitter_ms"},
     "rtt": {"time_ns", "flow", "rtt_us"},
     "links": {"time_ns", "link", "queue_packets", "queue_bytes", "snr_db", "predicted_snr_db", "modulation_bits", "subband"},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import platform
@@ -70,22 +71,26 @@ def bench_reproduce(study: str = "wipemu", jobs: int | None = None) -> list[Meas
     return results
 
 
-def bench_dumbbell(seconds: int = 100) -> list[Measurement]:
+def bench_dumbbell(seconds: int = 100, congestions: tuple[str, ...] = ("newreno",)) -> list[Measurement]:
     """The TCP dumbbell: link packet transmissions per wall second, 1 and 10 flows, over 10 Mbit/s,
-    100 Mbit/s and 1 Gbit/s bottlenecks (``cargo bench --bench dumbbell`` also gives memory)."""
+    100 Mbit/s and 1 Gbit/s bottlenecks (``cargo bench --bench dumbbell`` also gives memory), for
+    each of ``congestions`` (the dumbbell's own flows are NewReno; ``bbr`` paces)."""
     results = []
-    for rate in (10_000_000, 100_000_000, 1_000_000_000):
-        for flows in (1, 10):
-            text = _core.dumbbell_scenario(rate, flows, seconds, 22)
-            start = time.perf_counter()
-            summary = json.loads(_core.run_summary(text, "dumbbell.toml"))
-            wall = time.perf_counter() - start
-            sent = sum(link["packets_out"] for link in summary["links"])
-            goodput = sum(f["goodput_bps"] or 0 for f in summary["flows"])
-            results.append(Measurement(
-                f"dumbbell {rate // 1_000_000} Mbit/s, {flows} flow{'s' if flows > 1 else ''}", sent / wall, "pkts/s",
-                f"{summary['sim_time_s'] / wall:,.1f} simulated s per wall s; goodput {goodput / 1e6:,.1f} Mbit/s; target 2 M pkts/s",
-            ))
+    for congestion, rate, flows in itertools.product(congestions, (10_000_000, 100_000_000, 1_000_000_000), (1, 10)):
+        text = _core.dumbbell_scenario(rate, flows, seconds, 22)
+        if congestion != "newreno":
+            text = text.replace("[[flow]]\n", f'[[flow]]\ncongestion = "{congestion}"\n')
+        start = time.perf_counter()
+        summary = json.loads(_core.run_summary(text, "dumbbell.toml"))
+        wall = time.perf_counter() - start
+        sent = sum(link["packets_out"] for link in summary["links"])
+        goodput = sum(f["goodput_bps"] or 0 for f in summary["flows"])
+        cc = "" if congestions == ("newreno",) else f", {congestion}"
+        results.append(Measurement(
+            f"dumbbell {rate // 1_000_000} Mbit/s, {flows} flow{'s' if flows > 1 else ''}{cc}", sent / wall, "pkts/s",
+            f"{summary['sim_time_s'] / wall:,.1f} simulated s per wall s; {1e9 * wall / sent:,.0f} ns per link "
+            f"transmission; goodput {goodput / 1e6:,.1f} Mbit/s; target 2 M pkts/s",
+        ))
     return results
 
 

@@ -797,8 +797,10 @@ def validate() -> None:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("reports/validate-tcp"),
               show_default=True, help="Report folder; it appears when the run is complete.")
 @click.option("--force", is_flag=True, help="Replace an existing report folder.")
+@click.option("--bbr", is_flag=True, help="airlink's bbr (simulation) against the kernel's bbr (emulation) instead: "
+              "9 points, goodput, median and p95 RTT, cwnd and pacing rate (airlink.validate_bbr).")
 def validate_tcp(quick: bool, preset: str | None, seed: int, seconds: float | None, only: tuple[str, ...], out: Path,
-                 force: bool) -> None:
+                 force: bool, bbr: bool) -> None:
     """airlink's TCP against the kernel's CUBIC and Reno (iperf3) on the same emulated links, and the
     same seed's simulation: goodput, link losses, retransmissions (spurious ones from the pcaps),
     timeouts and cwnd, checked against the agreement bounds (goodput within 10 %, retransmissions
@@ -810,6 +812,9 @@ def validate_tcp(quick: bool, preset: str | None, seed: int, seconds: float | No
     preset = preset or v.default_preset()
     if not v.preset_known(preset):
         raise click.BadParameter(f"airlink has no TCP preset {preset!r}", param_hint="--preset")
+    if bbr:
+        _validate_bbr(preset, seed, seconds, only, out, force)
+        return
     points = v.matrix(quick=quick, seconds=seconds, only=only)
     if not points:
         raise click.BadParameter("no matrix point matches", param_hint="--only")
@@ -818,6 +823,20 @@ def validate_tcp(quick: bool, preset: str | None, seed: int, seconds: float | No
         report = v.run(points, tmp, preset=preset, seed=seed, progress=lambda m: click.echo(m, err=True))
     click.echo(v.format_text(report))
     click.echo(f"report: {out / 'index.html'}")
+
+
+def _validate_bbr(preset: str, seed: int, seconds: float | None, only: tuple[str, ...], out: Path, force: bool) -> None:
+    from airlink import validate_bbr as b
+    from airlink.atomic import atomic_folder
+
+    points = [p for p in b.matrix(seconds or 20.0) if not only or any(o in p.name for o in only)]
+    if not points:
+        raise click.BadParameter("no matrix point matches", param_hint="--only")
+    check_output(out, "validation", replace=force)
+    with atomic_folder(out, replace=force, kind="validation") as tmp:
+        rows = b.run(points, tmp, preset=preset, seed=seed, progress=lambda m: click.echo(m, err=True))
+    click.echo(b.format_text(rows))
+    click.echo(f"report: {out / 'README.md'}")
 
 
 @cli.command()

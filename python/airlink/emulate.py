@@ -17,8 +17,10 @@ commands finished normally)::
     links.parquet     per-link samples (queue, SNR, modulation)
     events.parquet    drops and malformed packets
     flows.parquet, intervals.parquet, rtt.parquet   with airlink's own transports, as in simulation;
-                      with the kernel's transports flows and rtt are empty (the columns only) and
-                      intervals holds iperf3's interval reports (see :mod:`airlink.iperf`)
+                      with the kernel's transports flows holds each connection's TCP_INFO sampled
+                      every emulation.tcp_info_interval (airlink's columns, then connection, side,
+                      pacing and delivery rate), rtt is empty (the columns only) and intervals
+                      holds iperf3's interval reports (see :mod:`airlink.iperf`)
     client.iperf3.json, server.iperf3.json   iperf3's JSON reports, when airlink added -J to a
                       command running iperf3 (its stdout then gets the text report rendered from it)
     client.pcap       packets at the client's application side (raw IP, ns timestamps); airlink's
@@ -132,8 +134,8 @@ def _ran(command: str, ran: str) -> dict[str, str]:
 def _kernel_results(folder: Path, summary: dict[str, Any], invocations: dict[str, iperf.Invocation],
                     commands: list[dict[str, Any]]) -> None:
     """The results of commands running the kernel's transports: iperf3's reports as the
-    ``intervals`` table and ``summary["iperf3"]``; ``flows`` and ``rtt`` empty with their columns
-    (the kernel's TCP state is not sampled), so every table reads as a DataFrame."""
+    ``intervals`` table and ``summary["iperf3"]``; ``flows`` (when sampling was off) and ``rtt``
+    empty with their columns, so every table reads as a DataFrame."""
     write_empty_tables(folder, ("flows", "rtt"))
     reports: list[iperf.Report] = []
     warnings: list[str] = []

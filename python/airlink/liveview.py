@@ -91,7 +91,7 @@ class LiveView:
             flows.add_column(col, no_wrap=True)
         for f in s["flows"]:
             key = f"flow:{f['index']}"
-            o = f.get("own") or {}
+            o = f.get("own") or f.get("kernel") or {}  # the kernel's TCP: its sampled TCP_INFO
             cwnd = o.get("cwnd_bytes")
             flows.add_row(f["name"] or str(f["index"]), rate(self.rates.get(key)), sparkline(list(self.history.get(key, []))),
                           "-" if cwnd is None or math.isnan(cwnd) else f"{cwnd / 1000:.1f} kB",

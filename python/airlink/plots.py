@@ -103,6 +103,8 @@ def flow_series(flows: pd.DataFrame) -> pd.DataFrame:
     columns = ["time_s", "flow", "throughput_mbps", "cwnd_kb", "rate_mbps", "rtt_ms", "losses"]
     if flows.empty:
         return pd.DataFrame(columns=columns)
+    if "connection" in flows:
+        flows = kernel_flows(flows)
     out = []
     for flow, g in flows.sort_values("time_ns").groupby("flow", sort=True):
         t = g["time_ns"].to_numpy(dtype=float) / 1e9
@@ -111,11 +113,30 @@ def flow_series(flows: pd.DataFrame) -> pd.DataFrame:
             throughput = np.concatenate([[np.nan], np.diff(delivered) * 8 / np.diff(t) / 1e6])
         out.append(pd.DataFrame({"time_s": t, "flow": flow, "throughput_mbps": throughput,
                                  "cwnd_kb": g["cwnd_bytes"].to_numpy(dtype=float) / 1e3,
-                                 "rate_mbps": g["rate_bps"].to_numpy(dtype=float) / 1e6,
+                                 "rate_mbps": _rate(g).to_numpy(dtype=float) / 1e6,
                                  "rtt_ms": g["srtt_us"].to_numpy(dtype=float) / 1e3,
                                  # negative: not known (an emulated flow the datapath cannot attribute)
                                  "losses": g["link_losses"].where(g["link_losses"] >= 0).to_numpy(dtype=float)}))
     return pd.concat(out, ignore_index=True)[columns]
+
+
+def kernel_flows(flows: pd.DataFrame) -> pd.DataFrame:
+    """The kernel's TCP sampled in emulation (rows per connection, see
+    ``crates/airlink-emu/src/kernel_tcp.rs``): per flow, the rows of its sending end of the
+    connection that acknowledged the most bytes (the bulk transfer, not iperf3's control
+    connection)."""
+    if flows.empty:
+        return flows
+    last = flows.groupby(["flow", "connection", "side"], sort=True)["bytes_acked"].max().reset_index()
+    best = last.loc[last.groupby("flow")["bytes_acked"].idxmax(), ["flow", "connection", "side"]]
+    return flows.merge(best, on=["flow", "connection", "side"])
+
+
+def _rate(g: pd.DataFrame) -> pd.Series:
+    """The sending rate a controller allows: CCID-3's rate, else TCP's pacing rate where known."""
+    if "pacing_rate_bps" in g:
+        return g["rate_bps"].fillna(g["pacing_rate_bps"])
+    return g["rate_bps"]
 
 
 def interval_series(intervals: pd.DataFrame, skip: Sequence[int] = ()) -> pd.DataFrame:

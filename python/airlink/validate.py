@@ -43,7 +43,7 @@ from airlink import emulate as emulation
 STACKS = ("kernel", "airlink-emu", "airlink-sim")
 CONGESTIONS = ("cubic", "reno")
 #: The kernel's congestion control -> airlink's (the kernel's reno recovers as NewReno with SACK).
-AIRLINK_CONGESTION = {"cubic": "cubic", "reno": "newreno"}
+AIRLINK_CONGESTION = {"cubic": "cubic", "reno": "newreno", "bbr": "bbr"}
 #: The agreement bounds: goodput within 10 %, retransmissions per link loss within 1.2x, timeouts
 #: within 2 per 100 s of the kernel's.
 GOODPUT_REL = 0.10

@@ -314,6 +314,8 @@ pub struct Shared {
     pub stack: Mutex<Option<Mailbox<StackRequest>>>,
     /// Flow starts and stops made live, to mark their rows in `events`.
     pub live_flow_events: LiveMarks,
+    /// The kernel's TCP connections, sampled ([`crate::kernel_tcp`]): per flow the latest.
+    pub kernel_tcp: crate::kernel_tcp::Latest,
     /// One change at a time: checked against the state it is applied to.
     changing: Mutex<()>,
     ended: AtomicBool,
@@ -326,6 +328,7 @@ impl Shared {
             datapath,
             stack: Mutex::new(None),
             live_flow_events: LiveMarks::default(),
+            kernel_tcp: Default::default(),
             changing: Mutex::new(()),
             ended: AtomicBool::new(false),
         }
@@ -425,6 +428,11 @@ fn state(shared: &Shared) -> Result<Value, String> {
         Some(m) => Some(ask(&m, |reply| StackRequest::State { reply })?),
         None => None,
     };
+    let kernel = shared
+        .kernel_tcp
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
     let flows: Vec<Value> = shared
         .scenario
         .flow
@@ -434,6 +442,9 @@ fn state(shared: &Shared) -> Result<Value, String> {
             let mut v = json!({"index": i, "name": f.name, "traffic": dp.flows.get(i)});
             if let Some(own) = own.as_ref().and_then(|o| o.get(i)) {
                 v["own"] = serde_json::to_value(own).expect("flow states serialise");
+            }
+            if let Some(k) = kernel.get(&(i as u32)) {
+                v["kernel"] = serde_json::to_value(k).expect("flow states serialise");
             }
             v
         })

@@ -23,6 +23,7 @@ pub mod datapath;
 pub mod doctor;
 pub mod gateway;
 pub mod kernel_cc;
+pub mod kernel_tcp;
 pub mod native;
 pub mod ns;
 pub mod packet;
@@ -166,6 +167,8 @@ pub struct Emulation {
     control_server: Option<control::ControlServer>,
     /// Wall clock (ns since the epoch) of the emulation's instant zero.
     origin_wall_ns: i128,
+    /// The kernel's TCP connections sampled in both namespaces (not in gateway mode).
+    kernel_tcp: Option<kernel_tcp::Sampler>,
 }
 
 /// The client's and the server's pcap files, when asked for.
@@ -253,7 +256,8 @@ impl Emulation {
             mtu: e.mtu,
             framing: datapath::Framing::Ip,
         };
-        let mut emulation = Self::launch(s, network, ports, (pc, ps), sides, opts)?;
+        let mut emulation = Self::launch(s, network, ports.clone(), (pc, ps), sides, opts)?;
+        emulation.kernel_tcp = emulation.sample_kernel_tcp(&client, &server, ports)?;
         emulation.server = Some(server);
         emulation.client = Some(client);
         emulation.sysctls = sysctls;
@@ -388,7 +392,36 @@ impl Emulation {
             control: Arc::new(control::Shared::new(s.clone(), control_mailbox)),
             control_server: None,
             origin_wall_ns: origin as i128 + realtime_offset,
+            kernel_tcp: None,
         })
+    }
+
+    /// Starts sampling the kernel's TCP in both namespaces, unless the scenario turns it off.
+    fn sample_kernel_tcp(
+        &self,
+        client: &Namespace,
+        server: &Namespace,
+        ports: Vec<(u16, u16)>,
+    ) -> Result<Option<kernel_tcp::Sampler>, EmuError> {
+        let interval_ns = self.scenario.emulation.tcp_info_interval.0.as_nanos();
+        if interval_ns == 0 {
+            return Ok(None);
+        }
+        let ip = |a: &str| a.parse().expect("the namespaces' addresses are IPv4");
+        let cfg = kernel_tcp::SamplerConfig {
+            interval_ns,
+            origin_mono_ns: self.origin,
+            ports,
+        };
+        let sides = [
+            (kernel_tcp::Side::Client, client, ip(SERVER_ADDR)),
+            (kernel_tcp::Side::Server, server, ip(CLIENT_ADDR)),
+        ];
+        Ok(Some(kernel_tcp::Sampler::start(
+            sides,
+            cfg,
+            self.control.kernel_tcp.clone(),
+        )?))
     }
 
     pub fn server_address(&self) -> &'static str {
@@ -561,6 +594,10 @@ impl Emulation {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .drain();
+        // The kernel's TCP, unless airlink's own flows fill the table.
+        if let (Some(k), true) = (&self.kernel_tcp, self.flow_ports.is_empty()) {
+            tables.push(("flows", k.drain()));
+        }
         // Also after `stop`: the last rows are drained then.
         if !self.flow_ports.is_empty() {
             let flows = self
@@ -632,6 +669,9 @@ impl Emulation {
         }
         // No request reaches a run that is stopping; the socket goes first.
         self.control.end();
+        if let Some(k) = self.kernel_tcp.as_mut() {
+            k.stop();
+        }
         if let Some(mut server) = self.control_server.take() {
             server.stop();
         }

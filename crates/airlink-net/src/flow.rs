@@ -552,6 +552,7 @@ impl Ends {
             sack_ok: -1,
             congestion_distance_segments: f64::NAN,
             backlog_segments: f64::NAN,
+            pacing_rate_bps: f64::NAN,
         };
         match self {
             Ends::Tcp { server, client } => {
@@ -572,6 +573,7 @@ impl Ends {
                 s.sack_ok = probe.sack_ok.map_or(-1, i64::from);
                 s.congestion_distance_segments = probe.congestion_distance.unwrap_or(f64::NAN);
                 s.backlog_segments = probe.backlog_segments.unwrap_or(f64::NAN);
+                s.pacing_rate_bps = server.pacing_rate().map_or(f64::NAN, |r| r as f64 * 8.0);
             }
             Ends::Dccp { server, client, .. } => {
                 let c = server.ccid_state();

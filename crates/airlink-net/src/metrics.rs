@@ -127,6 +127,8 @@ pub struct FlowSample {
     pub congestion_distance_segments: f64,
     /// Veno's backlog estimate N, segments.
     pub backlog_segments: f64,
+    /// TCP's pacing rate (payload), bit/s; NaN while the controller does not pace.
+    pub pacing_rate_bps: f64,
 }
 
 /// Per-flow samples, every `sample_interval`.
@@ -151,6 +153,7 @@ pub struct FlowSeries {
     pub sack_ok: Vec<i64>,
     pub congestion_distance_segments: Vec<f64>,
     pub backlog_segments: Vec<f64>,
+    pub pacing_rate_bps: Vec<f64>,
 }
 
 impl FlowSeries {
@@ -176,6 +179,7 @@ impl FlowSeries {
         self.congestion_distance_segments
             .push(s.congestion_distance_segments);
         self.backlog_segments.push(s.backlog_segments);
+        self.pacing_rate_bps.push(s.pacing_rate_bps);
     }
 }
 
@@ -517,7 +521,8 @@ impl Recorder {
             detected_losses,
             sack_ok,
             congestion_distance_segments,
-            backlog_segments
+            backlog_segments,
+            pacing_rate_bps
         );
         let i = &self.intervals;
         let intervals = held!(
@@ -549,7 +554,7 @@ impl Recorder {
     /// Hands over everything buffered so far as named tables, and empties the buffers.
     pub fn drain(&mut self) -> Vec<(&'static str, Table)> {
         let f = &mut self.flows;
-        let flows = take_table!(f, time_ns: U64, flow: U64, delivered_bytes: U64, cwnd_bytes: F64, ssthresh_bytes: F64, inflight_bytes: F64, rate_bps: F64, loss_event_rate: F64, srtt_us: F64, rto_us: F64, retransmissions: U64, spurious_retransmissions: U64, timeouts: U64, fast_recoveries: U64, link_losses: I64, detected_losses: U64, sack_ok: I64, congestion_distance_segments: F64, backlog_segments: F64);
+        let flows = take_table!(f, time_ns: U64, flow: U64, delivered_bytes: U64, cwnd_bytes: F64, ssthresh_bytes: F64, inflight_bytes: F64, rate_bps: F64, loss_event_rate: F64, srtt_us: F64, rto_us: F64, retransmissions: U64, spurious_retransmissions: U64, timeouts: U64, fast_recoveries: U64, link_losses: I64, detected_losses: U64, sack_ok: I64, congestion_distance_segments: F64, backlog_segments: F64, pacing_rate_bps: F64);
         let i = &mut self.intervals;
         let intervals = take_table!(i, time_ns: U64, flow: U64, interval_s: F64, bytes: U64, throughput_bps: F64, received: U64, lost: U64, out_of_order: U64, jitter_ms: F64);
         let r = &mut self.rtt;

@@ -125,10 +125,17 @@ pub struct EmulationConfig {
     /// crosses the link models as the IP packet it is on the wire. Only `false` is supported.
     #[serde(default)]
     pub offloads: bool,
+    /// Interval of the kernel's TCP state sampled in both namespaces (TCP_INFO through
+    /// sock_diag netlink) into the `flows` table. Default 10 ms; "0 s" turns the sampling off.
+    #[serde(default = "default_tcp_info_interval")]
+    pub tcp_info_interval: Time,
 }
 
 fn default_emu_mtu() -> u32 {
     1500
+}
+fn default_tcp_info_interval() -> Time {
+    ms(10)
 }
 
 impl Default for EmulationConfig {
@@ -138,6 +145,7 @@ impl Default for EmulationConfig {
             sysctl: Default::default(),
             mtu: default_emu_mtu(),
             offloads: false,
+            tcp_info_interval: default_tcp_info_interval(),
         }
     }
 }
