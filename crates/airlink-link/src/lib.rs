@@ -21,13 +21,15 @@ mod granular;
 mod ofdm4g;
 mod pipe;
 mod trace;
+mod trace_series;
 mod wlan;
 
 pub use cell::{CellDownlink, CellError, CellParams, CellStats, CellUserStats, FerModel, RateSet};
 pub use granular::Granular;
 pub use ofdm4g::{Ofdm4gDownlink, Ofdm4gModulation, Ofdm4gParams, SlotAllocation};
 pub use pipe::{Pipe, PipeParams, QueueLimit};
-pub use trace::{Trace, TraceError, TraceLink, TraceParams, OPPORTUNITY_BYTES};
+pub use trace::{read_trace_text, Trace, TraceError, TraceLink, TraceParams, OPPORTUNITY_BYTES};
+pub use trace_series::{CsvTrace, Series, SeriesKind};
 pub use wlan::{
     bianchi_saturation_bps, Association, Attachment, WlanError, WlanLink, WlanNodeStats,
     WlanParams, WlanRoute, WlanStats,

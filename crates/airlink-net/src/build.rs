@@ -164,7 +164,7 @@ fn build_link<P: Packet + Send + 'static>(
             model: "gprs",
             ..pipe(name, &g.pipe(), seed)
         }),
-        sc::LinkModel::Trace(t) => trace_link(name, t, key),
+        sc::LinkModel::Trace(t) => crate::trace_build::trace_link(name, t, seed, key),
         sc::LinkModel::Ofdm4g(o) => ofdm4g(name, o, seed, key),
         sc::LinkModel::Cell(c) => cell(name, c, seed, key, flows, event_log),
         sc::LinkModel::Wlan(_) => unreachable!("a WLAN is built by `wlan`, from the topology"),
@@ -410,7 +410,11 @@ pub fn capacity_bps(model: &sc::LinkModel, key: &str) -> Result<Option<u64>, Bui
     Ok(match model {
         sc::LinkModel::Pipe(p) => p.rate.map(|r| r.0),
         sc::LinkModel::Gprs(g) => Some(g.rate_bps()),
-        sc::LinkModel::Trace(t) => Some(read_trace(t, key)?.mean_rate_bps().ceil() as u64),
+        sc::LinkModel::Trace(t) => Some(
+            crate::trace_build::read_capacity(t, key)?
+                .mean_rate_bps()
+                .ceil() as u64,
+        ),
         sc::LinkModel::Cell(c) => c.rates.iter().map(|r| r.0).max(),
         // One backlogged station's share of the medium at 1500 B.
         sc::LinkModel::Wlan(w) => Some(bianchi_saturation_bps(&wlan_params(w), 1, 1500) as u64),
@@ -795,40 +799,6 @@ fn pipe<P: Packet + Send + 'static>(
         model: "pipe",
         link,
     }
-}
-
-/// The fastest trace-driven link: 10 Gbit/s on average, as the scenario's rates.
-const MAX_TRACE_RATE_BPS: f64 = 1e10;
-
-/// Reads a trace file; `key` is where the scenario names it (`downlink.trace`), for messages.
-fn read_trace(t: &sc::TraceConfig, key: &str) -> Result<airlink_link::Trace, BuildError> {
-    let trace = airlink_link::Trace::from_file(std::path::Path::new(&t.file))
-        .map_err(|e| BuildError(format!("{key}.file: {e}")))?;
-    if trace.mean_rate_bps() > MAX_TRACE_RATE_BPS {
-        return Err(BuildError(format!(
-            "{key}.file: {}: a mean rate of {:.3e} bit/s: expected at most 10 Gbit/s",
-            t.file,
-            trace.mean_rate_bps()
-        )));
-    }
-    Ok(trace)
-}
-
-fn trace_link<P: Packet + Send + 'static>(
-    name: &'static str,
-    t: &sc::TraceConfig,
-    key: &str,
-) -> Result<BuiltLink<P>, BuildError> {
-    let trace = read_trace(t, key)?;
-    let params = airlink_link::TraceParams {
-        delay: t.delay.0,
-        queue_limit: queue_limit(t.queue),
-    };
-    Ok(BuiltLink {
-        name,
-        model: "trace",
-        link: Box::new(airlink_link::TraceLink::new(trace, params)),
-    })
 }
 
 fn odd_k(m: sc::OddKModelName) -> OddKModel {

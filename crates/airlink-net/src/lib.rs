@@ -22,6 +22,7 @@ pub mod flow;
 pub mod metrics;
 pub mod outage;
 pub mod summary;
+mod trace_build;
 
 use airlink_engine::Instant;
 use airlink_link::LinkChange;

@@ -11,6 +11,7 @@
 pub mod keys;
 mod schema;
 pub mod topology;
+mod trace_keys;
 pub mod units;
 
 use airlink_engine::Duration;
@@ -290,8 +291,15 @@ impl Scenario {
                 })
                 .chain(scenario.link.values_mut().filter_map(|l| l.trace.as_mut()));
             for t in traces {
-                if std::path::Path::new(&t.file).is_relative() {
-                    t.file = dir.join(&t.file).to_string_lossy().into_owned();
+                let files = [
+                    Some(&mut t.file),
+                    t.delay_file.as_mut(),
+                    t.loss_file.as_mut(),
+                ];
+                for f in files.into_iter().flatten() {
+                    if std::path::Path::new(f.as_str()).is_relative() {
+                        *f = dir.join(&*f).to_string_lossy().into_owned();
+                    }
                 }
             }
         }
@@ -923,6 +931,7 @@ impl LinkModel {
                 }
                 within(at("delay"), t.delay.0, Duration::ZERO, MAX_DELAY, "a delay")?;
                 check_queue(&t.queue, min_packet).map_err(|m| (at("queue"), m))?;
+                trace_keys::validate(t).map_err(|(k, m)| (at(k), m))?;
             }
             LinkModel::Ofdm4g(o) => {
                 let at = |k: &str| p(&[base, &["ofdm4g", k]].concat());
