@@ -117,6 +117,9 @@ impl Packet for EmuPacket {
     fn flow(&self) -> u32 {
         self.flow
     }
+    fn duplicate(&self) -> Option<Self> {
+        Some(self.clone())
+    }
     fn direction(&self) -> Option<airlink_link::Direction> {
         Some(if self.up {
             airlink_link::Direction::Up

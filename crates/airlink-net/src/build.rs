@@ -1297,6 +1297,7 @@ impl<P: Packet + Send + 'static> Network<P> {
                     &users[id],
                     s.event_log,
                 )
+                .map(|b| crate::impair_build::wrap(b, l.impair.as_ref(), s.seed))
             })
             .collect::<Result<Vec<_>, _>>()?;
         // The shorthand's shared links; in the general form, the first flow's path.

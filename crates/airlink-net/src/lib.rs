@@ -19,6 +19,7 @@
 pub mod build;
 pub mod event;
 pub mod flow;
+pub mod impair_build;
 pub mod metrics;
 pub mod outage;
 pub mod summary;

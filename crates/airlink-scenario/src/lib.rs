@@ -9,6 +9,7 @@
 //! crates' own configuration types.
 
 pub mod keys;
+pub mod netem;
 mod schema;
 pub mod topology;
 mod trace_keys;
@@ -469,6 +470,8 @@ impl Scenario {
             for m in l.models() {
                 models.push((vec!["link", name.as_str()], m));
             }
+            l.impairments()
+                .map_err(|(k, m)| (p(&[&["link", name.as_str()], &k[..]].concat()), m))?;
         }
         for (base, model) in &models {
             model.validate(base, min_packet)?;

@@ -710,6 +710,14 @@ pub struct LinkConfig {
     /// An 802.11g WLAN: one access point's shared medium (DCF).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wlan: Option<Box<WlanConfig>>,
+    /// netem's impairments after the link's model (delay, jitter, loss models, duplicate,
+    /// corrupt, reorder, rate, slot); see docs/netem.md. Absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub impair: Option<crate::netem::ImpairConfig>,
+    /// netem's own options as a string (`"delay 100ms 10ms 25% loss 0.3%"`), read into
+    /// `impair` (give one of the two). Absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub netem: Option<String>,
 }
 
 impl LinkConfig {

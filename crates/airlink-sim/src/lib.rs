@@ -44,6 +44,9 @@ impl Packet for SimPacket {
     fn flow(&self) -> u32 {
         self.flow
     }
+    fn duplicate(&self) -> Option<Self> {
+        Some(self.clone())
+    }
     fn direction(&self) -> Option<airlink_link::Direction> {
         Some(match self.dir {
             Dir::Down => airlink_link::Direction::Down,

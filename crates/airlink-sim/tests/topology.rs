@@ -35,6 +35,8 @@ fn general_form(shorthand: &Scenario) -> Scenario {
             ofdm4g: None,
             cell: None,
             wlan: None,
+            impair: None,
+            netem: None,
         };
         match model {
             LinkModel::Pipe(p) => l.pipe = Some(p),
