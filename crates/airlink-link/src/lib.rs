@@ -19,6 +19,7 @@
 mod cell;
 mod granular;
 mod impair;
+mod leo;
 mod ofdm4g;
 mod pipe;
 mod trace;
@@ -28,6 +29,7 @@ mod wlan;
 pub use cell::{CellDownlink, CellError, CellParams, CellStats, CellUserStats, FerModel, RateSet};
 pub use granular::Granular;
 pub use impair::{normal_quantile, Distribution, ImpairParams, Impaired, LossModel};
+pub use leo::{LeoLink, LeoParams, Place, Shell, SPEED_OF_LIGHT};
 pub use ofdm4g::{Ofdm4gDownlink, Ofdm4gModulation, Ofdm4gParams, SlotAllocation};
 pub use pipe::{Pipe, PipeParams, QueueLimit};
 pub use trace::{read_trace_text, Trace, TraceError, TraceLink, TraceParams, OPPORTUNITY_BYTES};
