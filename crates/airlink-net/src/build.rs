@@ -165,6 +165,7 @@ fn build_link<P: Packet + Send + 'static>(
             ..pipe(name, &g.pipe(), seed)
         }),
         sc::LinkModel::Trace(t) => crate::trace_build::trace_link(name, t, seed, key),
+        sc::LinkModel::Leo(l) => Ok(crate::trace_build::leo_link(name, l, seed)),
         sc::LinkModel::Ofdm4g(o) => ofdm4g(name, o, seed, key),
         sc::LinkModel::Cell(c) => cell(name, c, seed, key, flows, event_log),
         sc::LinkModel::Wlan(_) => unreachable!("a WLAN is built by `wlan`, from the topology"),
@@ -416,6 +417,7 @@ pub fn capacity_bps(model: &sc::LinkModel, key: &str) -> Result<Option<u64>, Bui
                 .ceil() as u64,
         ),
         sc::LinkModel::Cell(c) => c.rates.iter().map(|r| r.0).max(),
+        sc::LinkModel::Leo(l) => Some(l.rate.0),
         // One backlogged station's share of the medium at 1500 B.
         sc::LinkModel::Wlan(w) => Some(bianchi_saturation_bps(&wlan_params(w), 1, 1500) as u64),
         sc::LinkModel::Ofdm4g(o) => {
@@ -448,6 +450,7 @@ fn propagation_delay(model: &sc::LinkModel) -> airlink_engine::Duration {
         sc::LinkModel::Pipe(p) => p.delay.0,
         sc::LinkModel::Gprs(g) => g.delay.0,
         sc::LinkModel::Trace(t) => t.delay.0,
+        sc::LinkModel::Leo(_) => model.delay(),
         sc::LinkModel::Ofdm4g(_) | sc::LinkModel::Cell(_) | sc::LinkModel::Wlan(_) => {
             airlink_engine::Duration::ZERO
         }
@@ -463,6 +466,7 @@ fn queue_of(model: &sc::LinkModel) -> Option<sc::units::QueueLimit> {
         sc::LinkModel::Ofdm4g(o) => Some(o.queue),
         sc::LinkModel::Cell(c) => c.queue,
         sc::LinkModel::Wlan(w) => Some(w.queue),
+        sc::LinkModel::Leo(l) => Some(l.queue),
     }
 }
 
@@ -657,7 +661,8 @@ pub fn warnings(s: &sc::Scenario) -> Result<Vec<String>, BuildError> {
             sc::LinkModel::Gprs(_)
             | sc::LinkModel::Trace(_)
             | sc::LinkModel::Cell(_)
-            | sc::LinkModel::Wlan(_) => {}
+            | sc::LinkModel::Wlan(_)
+            | sc::LinkModel::Leo(_) => {}
         }
     }
     for (i, f) in s.flow.iter().enumerate() {
@@ -1250,7 +1255,9 @@ pub fn link_parameters(s: &sc::Scenario) -> Result<Vec<LinkChange>, BuildError> 
                 delay: Some(t.delay.0),
                 ..Default::default()
             },
-            sc::LinkModel::Cell(_) | sc::LinkModel::Wlan(_) => LinkChange::default(),
+            sc::LinkModel::Cell(_) | sc::LinkModel::Wlan(_) | sc::LinkModel::Leo(_) => {
+                LinkChange::default()
+            }
         })
         .collect())
 }

@@ -9,6 +9,7 @@
 //! crates' own configuration types.
 
 pub mod keys;
+pub mod leo_keys;
 pub mod netem;
 mod schema;
 pub mod topology;
@@ -860,6 +861,7 @@ impl LinkModel {
             LinkModel::Ofdm4g(_) => "ofdm4g",
             LinkModel::Cell(_) => "cell",
             LinkModel::Wlan(_) => "wlan",
+            LinkModel::Leo(_) => "leo",
         }
     }
 
@@ -870,7 +872,9 @@ impl LinkModel {
             LinkModel::Pipe(_) => &["rate", "delay", "queue", "loss", "bit_error_rate"],
             LinkModel::Gprs(_) => &["delay", "queue", "loss"],
             LinkModel::Ofdm4g(_) => &["mean_snr"],
-            LinkModel::Trace(_) | LinkModel::Cell(_) | LinkModel::Wlan(_) => &[],
+            LinkModel::Trace(_) | LinkModel::Cell(_) | LinkModel::Wlan(_) | LinkModel::Leo(_) => {
+                &[]
+            }
         }
     }
 
@@ -887,6 +891,8 @@ impl LinkModel {
             LinkModel::Trace(t) => t.delay.0,
             LinkModel::Ofdm4g(o) => o.arq_delay.0,
             LinkModel::Cell(_) | LinkModel::Wlan(_) => Duration::ZERO,
+            // The shortest it can be: straight up and straight down.
+            LinkModel::Leo(l) => Duration::from_secs_f64(2.0 * l.altitude_km * 1e3 / 299_792_458.0),
         }
     }
 
@@ -894,6 +900,12 @@ impl LinkModel {
     fn validate(&self, base: &[&str], min_packet: u64) -> Result<(), (Vec<String>, String)> {
         let p = |parts: &[&str]| parts.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         match self {
+            LinkModel::Leo(l) => {
+                l.validate()
+                    .map_err(|(key, m)| (p(&[base, &["leo", key]].concat()), m))?;
+                check_queue(&l.queue, min_packet)
+                    .map_err(|m| (p(&[base, &["leo", "queue"]].concat()), m))?;
+            }
             LinkModel::Pipe(pipe) => {
                 pipe.validate(min_packet)
                     .map_err(|(key, m)| (p(&[base, &["pipe", key]].concat()), m))?;

@@ -419,6 +419,8 @@ pub enum LinkModel {
     Cell(Box<CellConfig>),
     /// An 802.11g access point's shared medium (general form only: `[link.NAME.wlan]`).
     Wlan(Box<WlanConfig>),
+    /// A LEO satellite access link with 15 s reconfigurations (Starlink-like by default).
+    Leo(Box<crate::leo_keys::LeoConfig>),
 }
 
 /// `[[change]]`: at a time, one of: new values for some of a link's parameters (`link` and
@@ -710,6 +712,9 @@ pub struct LinkConfig {
     /// An 802.11g WLAN: one access point's shared medium (DCF).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wlan: Option<Box<WlanConfig>>,
+    /// A LEO satellite access link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leo: Option<Box<crate::leo_keys::LeoConfig>>,
     /// netem's impairments after the link's model (delay, jitter, loss models, duplicate,
     /// corrupt, reorder, rate, slot); see docs/netem.md. Absent: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -725,6 +730,9 @@ impl LinkConfig {
     pub fn model(&self) -> LinkModel {
         if let Some(g) = &self.gprs {
             return LinkModel::Gprs(g.clone());
+        }
+        if let Some(l) = &self.leo {
+            return LinkModel::Leo(l.clone());
         }
         match (
             &self.pipe,
@@ -751,6 +759,7 @@ impl LinkConfig {
             self.ofdm4g.clone().map(LinkModel::Ofdm4g),
             self.cell.clone().map(LinkModel::Cell),
             self.wlan.clone().map(LinkModel::Wlan),
+            self.leo.clone().map(LinkModel::Leo),
         ]
         .into_iter()
         .flatten()
