@@ -602,6 +602,7 @@ mod tests {
             };
             let (out, _) = send(params, n, 1);
             let (m, s) = mean_sd(&delays(&out));
+            println!("delay 50ms 10ms distribution {dist:?}: mean {m:.3} ms, sd {s:.3} ms (expected {sd:.3})");
             // Standard error of the mean 0.03 ms. A Pareto of shape 3 has no fourth moment, so
             // its sample standard deviation converges slowly (and from below).
             let tolerance = match dist {
@@ -627,6 +628,7 @@ mod tests {
             // One reordered per cycle of gap − 1 delayed packets and a geometric wait.
             let expected = p / (1.0 + (gap - 1) as f64 * p);
             let share = l.stats().reordered as f64 / n as f64;
+            println!("reorder {p} gap {gap}: {share:.4} sent at once (expected {expected:.4})");
             assert!(
                 (share - expected).abs() < 0.005,
                 "p {p} gap {gap}: {share} vs {expected}"
@@ -635,6 +637,46 @@ mod tests {
             let at_once = out.iter().filter(|(_, s, d)| d == s).count();
             assert_eq!(at_once as u64, l.stats().reordered);
         }
+    }
+
+    /// netem's correlation narrows the uniform it draws from, so `reorder 25% 50%` reorders
+    /// fewer than 25 %: (1 − ρ)·u + ρ·prev has mean ½ and a smaller spread. The share must lie
+    /// between the uncorrelated 25 % and 0 and match a direct simulation of the same recursion.
+    #[test]
+    fn correlated_reorder_follows_netems_recursion() {
+        let n = 200_000;
+        let params = ImpairParams {
+            delay: Duration::from_millis(10),
+            reorder: 0.25,
+            reorder_correlation: 0.5,
+            gap: 1,
+            ..Default::default()
+        };
+        let (out, l) = send(params, n, 11);
+        let share = l.stats().reordered as f64 / n as f64;
+        // The same recursion on its own stream.
+        let mut rng = RngStream::derive(99, "recursion");
+        let (mut last, mut hits) = (0.0, 0);
+        for _ in 0..n {
+            last = 0.5 * rng.uniform() + 0.5 * last;
+            hits += (last < 0.25) as u32;
+        }
+        let direct = hits as f64 / n as f64;
+        // Packets overtaken: delivered after a packet with a higher id.
+        let mut highest = 0;
+        let overtaken = out
+            .iter()
+            .filter(|(id, ..)| {
+                let o = *id < highest;
+                highest = highest.max(*id);
+                o
+            })
+            .count();
+        println!("reorder 25% 50%: {share:.4} sent at once (the recursion alone: {direct:.4}); {:.4} of packets arrive after a later one", overtaken as f64 / n as f64);
+        assert!(
+            share < 0.25 && (share - direct).abs() < 0.005,
+            "{share} vs {direct}"
+        );
     }
 
     #[test]
@@ -680,6 +722,7 @@ mod tests {
         let (out, _) = send(params, n, 4);
         let (rate, burst) = loss_runs(&out, n);
         let (rate_cf, burst_cf) = (p / (p + r), 1.0 / r);
+        println!("gemodel p {p} r {r}: loss {rate:.5} (closed form {rate_cf:.5}), mean burst {burst:.3} (closed form {burst_cf:.3})");
         assert!((rate / rate_cf - 1.0).abs() < 0.05, "{rate} vs {rate_cf}");
         assert!(
             (burst / burst_cf - 1.0).abs() < 0.05,
