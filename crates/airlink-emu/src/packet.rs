@@ -118,6 +118,9 @@ impl Packet for EmuPacket {
     fn flow(&self) -> u32 {
         self.flow
     }
+    fn duplicate(&self) -> Option<Self> {
+        Some(self.clone())
+    }
     fn direction(&self) -> Option<Direction> {
         Some(self.dir)
     }

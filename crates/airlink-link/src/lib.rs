@@ -18,17 +18,23 @@
 
 mod cell;
 mod granular;
+mod impair;
+mod leo;
 mod ofdm4g;
 mod pipe;
 pub mod queue;
 mod trace;
+mod trace_series;
 mod wlan;
 
 pub use cell::{CellDownlink, CellError, CellParams, CellStats, CellUserStats, FerModel, RateSet};
 pub use granular::Granular;
+pub use impair::{normal_quantile, Distribution, ImpairParams, Impaired, LossModel};
+pub use leo::{LeoLink, LeoParams, Place, Shell, SPEED_OF_LIGHT};
 pub use ofdm4g::{Ofdm4gDownlink, Ofdm4gModulation, Ofdm4gParams, SlotAllocation};
 pub use pipe::{Pipe, PipeParams, QueueLimit};
-pub use trace::{Trace, TraceError, TraceLink, TraceParams, OPPORTUNITY_BYTES};
+pub use trace::{read_trace_text, Trace, TraceError, TraceLink, TraceParams, OPPORTUNITY_BYTES};
+pub use trace_series::{CsvTrace, Series, SeriesKind};
 pub use wlan::{
     bianchi_saturation_bps, Association, Attachment, WlanError, WlanLink, WlanNodeStats,
     WlanParams, WlanRoute, WlanStats,
@@ -48,6 +54,14 @@ pub trait Packet {
     /// The packet's direction, for links that carry both directions of a flow (the shared
     /// WLAN medium); `None` where the packet does not know it.
     fn direction(&self) -> Option<Direction> {
+        None
+    }
+    /// A copy of the packet, for links that duplicate (netem's `duplicate`); `None` where
+    /// the packet cannot be copied (the copy is then not made).
+    fn duplicate(&self) -> Option<Self>
+    where
+        Self: Sized,
+    {
         None
     }
     /// A hash of the packet's 5-tuple (addresses, protocol, ports), unseeded: a queue that
@@ -193,6 +207,10 @@ pub struct LinkStats {
     pub slots_per_modulation: [u64; 8],
     /// Slot duration in seconds, to turn `slots_per_modulation` into time.
     pub slot_duration_s: f64,
+    /// Copies made by netem's `duplicate`.
+    pub duplicated: u64,
+    /// Packets sent ahead of their delay by netem's `reorder`.
+    pub reordered: u64,
 }
 
 /// A snapshot for the sampled time series.
@@ -421,6 +439,9 @@ pub(crate) mod testing {
         }
         fn set_ce(&mut self) {
             self.ecn = super::Ecn::Ce;
+        }
+        fn duplicate(&self) -> Option<Self> {
+            Some(self.clone())
         }
     }
 }

@@ -13,15 +13,22 @@
 //! | idle link | unused opportunities are lost | as Mahimahi |
 //! | arrival at an opportunity's instant | the packet may use it | |
 //! | queue | drop-tail, counts packets waiting (not yet fully served) | |
-//! | delay | fixed, added after the opportunity that completes the packet | Mahimahi puts `mm-delay` in a separate shell |
+//! | delay | fixed, plus a delay series (LeoReplayer's one-way delay per 10 ms, or `time value` rows) taken when the opportunity completes the packet | Mahimahi puts a fixed `mm-delay` in a separate shell; LeoReplayer varies it per 10 ms |
+//! | delay falling faster than packets are spaced | the later packet waits behind the earlier (FIFO) unless `reorder` | a path keeps order; netem-style reordering on request |
+//! | loss | a probability (constant or a series), drawn when the packet is served: it used its capacity | Mahimahi's `mm-loss` drops before the link |
+//! | random start | a whole-ms offset uniform over the capacity trace's period, the same for the delay and loss series | off by default, so runs are the same for every seed |
+//! | LeoReplayer capacity | the same timestamps, each line carrying a configurable number of bytes | |
+//!
+//! Series files and the CSV form are described in `trace_series`.
 //!
 //! With a queue discipline ([`TraceLink::with_queue`], the scenario's `aqm`), packets wait in
 //! the discipline's queue and the link takes the next one when the one it serves is complete:
 //! the discipline's limit counts the waiting packets, not the one in service.
 
 use crate::queue::{QueueDisc, QueueStats};
+use crate::trace_series::Series;
 use crate::{DropReason, Link, LinkEvent, LinkSample, LinkStats, Packet, QueueLimit};
-use airlink_engine::{Duration, Instant};
+use airlink_engine::{Duration, Instant, RngStream};
 use std::collections::VecDeque;
 use std::fmt;
 
@@ -41,6 +48,9 @@ pub struct Trace {
     /// (so a trace starting at 0 has two opportunities at each period boundary).
     offsets_ms: Vec<u64>,
     period_ms: u64,
+    /// Bytes each opportunity carries: [`OPPORTUNITY_BYTES`] in Mahimahi's traces, the
+    /// per-line rate of LeoReplayer's.
+    opportunity_bytes: u32,
 }
 
 /// Why a trace was refused: the file and line, what was found and what was expected.
@@ -112,55 +122,40 @@ impl Trace {
         Ok(Trace {
             offsets_ms: stamps,
             period_ms,
+            opportunity_bytes: OPPORTUNITY_BYTES,
         })
     }
 
-    /// Reads and parses a trace file: a regular file (not a FIFO or a device, which could
-    /// block or never end) of at most [`MAX_TRACE_BYTES`], in UTF-8.
+    /// A trace from opportunity offsets within a period (non-decreasing, at most the period,
+    /// at least one; the period positive).
+    pub(crate) fn from_offsets(
+        offsets_ms: Vec<u64>,
+        period_ms: u64,
+        opportunity_bytes: u32,
+    ) -> Trace {
+        debug_assert!(!offsets_ms.is_empty() && period_ms > 0);
+        Trace {
+            offsets_ms,
+            period_ms,
+            opportunity_bytes,
+        }
+    }
+
+    /// The same trace with `bytes` per opportunity (LeoReplayer's traces give a line a rate
+    /// of their own choosing instead of Mahimahi's 1500 bytes per ms).
+    pub fn with_opportunity_bytes(mut self, bytes: u32) -> Trace {
+        self.opportunity_bytes = bytes.max(1);
+        self
+    }
+
+    pub fn opportunity_bytes(&self) -> u32 {
+        self.opportunity_bytes
+    }
+
+    /// Reads and parses a trace file; see [`read_trace_text`].
     pub fn from_file(path: &std::path::Path) -> Result<Trace, TraceError> {
-        use std::io::Read;
-        let source = path.display().to_string();
-        let err = |message: String| TraceError {
-            source: source.clone(),
-            line: None,
-            message,
-        };
-        let mut options = std::fs::OpenOptions::new();
-        options.read(true);
-        #[cfg(unix)]
-        {
-            // Opening a FIFO for reading blocks until a writer appears; without waiting, the
-            // type check below refuses it.
-            use std::os::unix::fs::OpenOptionsExt;
-            options.custom_flags(libc::O_NONBLOCK);
-        }
-        let file = options
-            .open(path)
-            .map_err(|e| err(format!("cannot read the trace: {e}")))?;
-        let meta = file
-            .metadata()
-            .map_err(|e| err(format!("cannot read the trace: {e}")))?;
-        if !meta.is_file() {
-            return Err(err("not a regular file: expected a trace file".into()));
-        }
-        if meta.len() > MAX_TRACE_BYTES {
-            return Err(err(format!(
-                "{} bytes: expected a trace of at most {MAX_TRACE_BYTES} bytes",
-                meta.len()
-            )));
-        }
-        let mut bytes = Vec::new();
-        file.take(MAX_TRACE_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| err(format!("cannot read the trace: {e}")))?;
-        if bytes.len() as u64 > MAX_TRACE_BYTES {
-            return Err(err(format!(
-                "expected a trace of at most {MAX_TRACE_BYTES} bytes"
-            )));
-        }
-        let text = String::from_utf8(bytes)
-            .map_err(|_| err("this is not a Mahimahi trace: it is not text".into()))?;
-        Trace::parse(&text, &source)
+        let text = read_trace_text(path)?;
+        Trace::parse(&text, &path.display().to_string())
     }
 
     pub fn period(&self) -> Duration {
@@ -174,7 +169,7 @@ impl Trace {
 
     /// Mean capacity in bit/s.
     pub fn mean_rate_bps(&self) -> f64 {
-        self.offsets_ms.len() as f64 * OPPORTUNITY_BYTES as f64 * 8.0
+        self.offsets_ms.len() as f64 * self.opportunity_bytes as f64 * 8.0
             / (self.period_ms as f64 * 1e-3)
     }
 
@@ -196,11 +191,73 @@ impl Trace {
     }
 }
 
+/// Reads a trace file's text: a regular file (not a FIFO or a device, which could block or
+/// never end) of at most [`MAX_TRACE_BYTES`], in UTF-8.
+pub fn read_trace_text(path: &std::path::Path) -> Result<String, TraceError> {
+    use std::io::Read;
+    let source = path.display().to_string();
+    let err = |message: String| TraceError {
+        source: source.clone(),
+        line: None,
+        message,
+    };
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        // Opening a FIFO for reading blocks until a writer appears; without waiting, the
+        // type check below refuses it.
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options
+        .open(path)
+        .map_err(|e| err(format!("cannot read the trace: {e}")))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| err(format!("cannot read the trace: {e}")))?;
+    if !meta.is_file() {
+        return Err(err("not a regular file: expected a trace file".into()));
+    }
+    if meta.len() > MAX_TRACE_BYTES {
+        return Err(err(format!(
+            "{} bytes: expected a trace of at most {MAX_TRACE_BYTES} bytes",
+            meta.len()
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_TRACE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| err(format!("cannot read the trace: {e}")))?;
+    if bytes.len() as u64 > MAX_TRACE_BYTES {
+        return Err(err(format!(
+            "expected a trace of at most {MAX_TRACE_BYTES} bytes"
+        )));
+    }
+    let text =
+        String::from_utf8(bytes).map_err(|_| err("this is not a trace: it is not text".into()))?;
+    Ok(text)
+}
+
 /// Parameters of a [`TraceLink`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct TraceParams {
+    /// Fixed one-way delay after the opportunity that completes a packet.
     pub delay: Duration,
     pub queue_limit: QueueLimit,
+    /// One-way delay over time in ms, added to `delay` (taken at the packet's departure from
+    /// the queue).
+    pub delay_ms: Option<Series>,
+    /// Probability that a packet served by the link is lost (after using its capacity), or a
+    /// series of it; the series wins.
+    pub loss: f64,
+    pub loss_series: Option<Series>,
+    /// Start at a random offset (whole ms, uniform over the capacity trace's period) into the
+    /// traces, drawn from the link's stream; `false` starts every run at the traces' start.
+    pub random_start: bool,
+    /// Let a packet overtake an earlier one when the delay drops by more than their spacing;
+    /// `false` (default) holds it behind the earlier one, as a FIFO path does.
+    pub reorder: bool,
 }
 
 impl Default for TraceParams {
@@ -208,6 +265,11 @@ impl Default for TraceParams {
         TraceParams {
             delay: Duration::ZERO,
             queue_limit: QueueLimit::Packets(1000),
+            delay_ms: None,
+            loss: 0.0,
+            loss_series: None,
+            random_start: false,
+            reorder: false,
         }
     }
 }
@@ -216,12 +278,17 @@ impl Default for TraceParams {
 pub struct TraceLink<P> {
     trace: Trace,
     params: TraceParams,
+    /// The offset into the traces: trace time = run time + offset.
+    offset: Duration,
+    rng: RngStream,
     /// Waiting packets and the bytes of the head packet still to serve.
     queue: VecDeque<P>,
     queue_bytes: u64,
     head_left: u32,
     /// The next opportunity that has not been used or skipped.
     next_opp: u64,
+    /// Due instant of the last packet out, so that a falling delay does not reorder.
+    last_out: Instant,
     outbox: VecDeque<(Instant, P)>,
     events: VecDeque<LinkEvent>,
     stats: LinkStats,
@@ -230,14 +297,24 @@ pub struct TraceLink<P> {
 }
 
 impl<P: Packet> TraceLink<P> {
-    pub fn new(trace: Trace, params: TraceParams) -> Self {
+    /// A trace link drawing its start offset and losses from `rng` (it draws nothing when
+    /// neither is asked for, so its runs are then the same for every seed).
+    pub fn new(trace: Trace, params: TraceParams, mut rng: RngStream) -> Self {
+        let offset = if params.random_start {
+            Duration::from_millis(rng.below(trace.period_ms))
+        } else {
+            Duration::ZERO
+        };
         TraceLink {
             trace,
             params,
+            offset,
+            rng,
             queue: VecDeque::new(),
             queue_bytes: 0,
             head_left: 0,
             next_opp: 0,
+            last_out: Instant::ZERO,
             outbox: VecDeque::new(),
             events: VecDeque::new(),
             stats: LinkStats::default(),
@@ -272,9 +349,19 @@ impl<P: Packet> TraceLink<P> {
         &self.trace
     }
 
+    /// The offset into the traces at which the run starts.
+    pub fn start_offset(&self) -> Duration {
+        self.offset
+    }
+
+    /// The run instant of opportunity `n` of the trace clock.
+    fn opportunity_at(&self, n: u64) -> Instant {
+        Instant::from_nanos(self.trace.instant(n).as_nanos() - self.offset.as_nanos())
+    }
+
     /// Serves the queue from one opportunity at `at`.
     fn use_opportunity(&mut self, at: Instant) {
-        let mut budget = OPPORTUNITY_BYTES;
+        let mut budget = self.trace.opportunity_bytes;
         while budget > 0 {
             if self.queue.is_empty() {
                 return;
@@ -286,13 +373,43 @@ impl<P: Packet> TraceLink<P> {
                 let pkt = self.queue.pop_front().expect("non-empty");
                 let len = pkt.wire_len();
                 self.queue_bytes -= len as u64;
-                self.stats.packets_out += 1;
-                self.stats.bytes_out += len as u64;
-                self.outbox.push_back((at + self.params.delay, pkt));
+                self.depart(at, pkt);
                 self.take_next(at);
                 self.head_left = self.queue.front().map_or(0, |p| p.wire_len().max(1));
             }
         }
+    }
+
+    /// A packet served at `at`: lost, or out after the delay in force at `at`.
+    fn depart(&mut self, at: Instant, pkt: P) {
+        let trace_ns = at.as_nanos() + self.offset.as_nanos();
+        let p = match &self.params.loss_series {
+            Some(s) => s.at(trace_ns),
+            None => self.params.loss,
+        };
+        if p > 0.0 && self.rng.bernoulli(p) {
+            self.stats.loss_drops += 1;
+            self.events.push_back(LinkEvent::Drop {
+                at,
+                flow: pkt.flow(),
+                bytes: pkt.wire_len(),
+                reason: DropReason::Loss,
+            });
+            return;
+        }
+        let extra = self.params.delay_ms.as_ref().map_or(Duration::ZERO, |s| {
+            Duration::from_nanos((s.at(trace_ns) * 1e6).round() as u64)
+        });
+        let mut due = at + self.params.delay + extra;
+        if !self.params.reorder {
+            due = due.max(self.last_out);
+        }
+        self.last_out = self.last_out.max(due);
+        self.stats.packets_out += 1;
+        self.stats.bytes_out += pkt.wire_len() as u64;
+        // Keep the outbox in order of due instants (only `reorder` can make one earlier).
+        let i = self.outbox.partition_point(|(t, _)| *t <= due);
+        self.outbox.insert(i, (due, pkt));
     }
 }
 
@@ -304,7 +421,8 @@ impl<P: Packet> Link<P> for TraceLink<P> {
             q.report_drops(now, &mut self.stats, &mut self.events);
             if self.queue.is_empty() {
                 // Opportunities that passed while the link was idle are lost.
-                self.next_opp = self.next_opp.max(self.trace.first_at_or_after(now));
+                let trace_now = Instant::from_nanos(now.as_nanos() + self.offset.as_nanos());
+                self.next_opp = self.next_opp.max(self.trace.first_at_or_after(trace_now));
                 self.take_next(now);
             }
             return;
@@ -326,7 +444,8 @@ impl<P: Packet> Link<P> for TraceLink<P> {
         }
         if self.queue.is_empty() {
             // Opportunities that passed while the link was idle are lost.
-            self.next_opp = self.next_opp.max(self.trace.first_at_or_after(now));
+            let trace_now = Instant::from_nanos(now.as_nanos() + self.offset.as_nanos());
+            self.next_opp = self.next_opp.max(self.trace.first_at_or_after(trace_now));
             self.head_left = len.max(1);
         }
         self.queue_bytes += len as u64;
@@ -334,12 +453,12 @@ impl<P: Packet> Link<P> for TraceLink<P> {
     }
 
     fn poll_at(&self) -> Option<Instant> {
-        (!self.queue.is_empty()).then(|| self.trace.instant(self.next_opp))
+        (!self.queue.is_empty()).then(|| self.opportunity_at(self.next_opp))
     }
 
     fn handle_timeout(&mut self, now: Instant) {
         while !self.queue.is_empty() {
-            let at = self.trace.instant(self.next_opp);
+            let at = self.opportunity_at(self.next_opp);
             if at > now {
                 break;
             }
@@ -381,6 +500,10 @@ impl<P: Packet> Link<P> for TraceLink<P> {
 mod tests {
     use super::*;
     use crate::testing::TestPacket;
+
+    fn link(trace: Trace, params: TraceParams) -> TraceLink<TestPacket> {
+        TraceLink::new(trace, params, RngStream::derive(1, "trace"))
+    }
 
     fn run(link: &mut TraceLink<TestPacket>, until: Instant) -> Vec<(u64, u32)> {
         let mut out = Vec::new();
@@ -500,7 +623,7 @@ mod tests {
     #[test]
     fn one_packet_per_opportunity_and_lost_opportunities_when_idle() {
         let trace = Trace::parse("1\n2\n3\n4\n", "t").unwrap();
-        let mut l = TraceLink::new(
+        let mut l = link(
             trace,
             TraceParams {
                 delay: Duration::from_millis(10),
@@ -523,7 +646,7 @@ mod tests {
     #[test]
     fn small_packets_share_an_opportunity_and_big_ones_span_several() {
         let trace = Trace::parse("1\n2\n3\n4\n5\n6\n", "t").unwrap();
-        let mut l = TraceLink::new(trace, TraceParams::default());
+        let mut l = link(trace, TraceParams::default());
         l.enqueue(Instant::from_micros(500), TestPacket::new(0, 500));
         l.enqueue(Instant::from_micros(500), TestPacket::new(1, 500));
         l.enqueue(Instant::from_micros(500), TestPacket::new(2, 1000)); // 500 B at 1 ms, 500 at 2 ms
@@ -536,39 +659,11 @@ mod tests {
         assert_eq!(l.stats().bytes_out, 6000);
     }
 
-    /// Behind a queue discipline that never drops, the link serves exactly as with its own queue.
-    #[test]
-    fn a_discipline_that_keeps_everything_serves_as_the_links_own_queue() {
-        use crate::queue::{AqmConfig, QueueDisc};
-        let trace = || Trace::parse("0\n3\n3\n7\n10\n", "t").unwrap();
-        let q = QueueDisc::new(
-            &AqmConfig::DropTail,
-            QueueLimit::Packets(100_000),
-            None,
-            airlink_engine::RngStream::derive(1, "q"),
-        );
-        let mut own = TraceLink::new(trace(), TraceParams::default());
-        let mut queued = TraceLink::new(trace(), TraceParams::default()).with_queue(q);
-        let mut outs = [Vec::new(), Vec::new()];
-        for (k, l) in [&mut own, &mut queued].into_iter().enumerate() {
-            for i in 0..400u32 {
-                let at = Instant::from_micros((i as u64 * 7919) % 1_000 + i as u64 * 2_000);
-                while let Some(t) = l.poll_at().filter(|&t| t <= at) {
-                    l.handle_timeout(t);
-                }
-                l.enqueue(at, TestPacket::new(i, 40 + (i * 37) % 1460));
-            }
-            outs[k] = run(l, Instant::from_secs_f64(100.0));
-        }
-        assert_eq!(outs[0].len(), 400);
-        assert_eq!(outs[0], outs[1]);
-    }
-
     #[test]
     fn the_long_run_rate_is_the_trace_rate_and_the_queue_is_drop_tail() {
         let trace = Trace::parse("0\n3\n3\n7\n10\n", "t").unwrap(); // 5 per 10 ms
         let rate = trace.mean_rate_bps();
-        let mut l = TraceLink::new(
+        let mut l = link(
             trace,
             TraceParams {
                 queue_limit: QueueLimit::Packets(5),
@@ -592,7 +687,7 @@ mod tests {
             queue_limit: QueueLimit::Packets(100_000),
             ..Default::default()
         };
-        let mut l = TraceLink::new(Trace::parse("0\n3\n3\n7\n10\n", "t").unwrap(), big);
+        let mut l = link(Trace::parse("0\n3\n3\n7\n10\n", "t").unwrap(), big);
         let mut last = 0;
         for i in 0..10_000u32 {
             l.enqueue(Instant::ZERO, TestPacket::new(i, 1500));
@@ -605,5 +700,184 @@ mod tests {
             (achieved / rate - 1.0).abs() < 0.002,
             "{achieved} vs {rate}, last {last}"
         );
+    }
+
+    fn series(text: &str) -> Series {
+        Series::parse(
+            text,
+            "s",
+            crate::SeriesKind::DelayMs,
+            Duration::from_millis(10),
+        )
+        .unwrap()
+    }
+
+    /// One 100-B packet per ms (an opportunity each ms serves it at once), delivered through a
+    /// delay series; returns (sent ms, due ms) pairs.
+    fn through(params: TraceParams, packets: u32) -> Vec<(u64, f64)> {
+        let trace = Trace::parse("1\n", "t").unwrap();
+        let mut l = link(trace, params);
+        let mut out = Vec::new();
+        for i in 0..packets {
+            let now = Instant::from_millis(i as u64);
+            l.enqueue(now, TestPacket::new(i, 100));
+            let at = l.poll_at().expect("a packet waits");
+            l.handle_timeout(at);
+            while let Some((at, p)) = l.poll_output() {
+                out.push((p.id as u64, at.as_nanos() as f64 / 1e6));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_delay_series_steps_the_delay_and_never_reorders_unless_asked() {
+        // 80 ms for the first 10 ms, then 20 ms: a drop of 60 ms.
+        let params = TraceParams {
+            delay_ms: Some(series("0 80\n11 20\n22 20\n")),
+            ..Default::default()
+        };
+        let out = through(params.clone(), 20);
+        // Packet i is served at i + 1 ms.
+        assert_eq!(out[0], (0, 81.0));
+        assert_eq!(out[9], (9, 90.0));
+        // Packets 10 ... 19 would be due at 31 ... 40 ms: held behind packet 9 (90 ms).
+        assert!(out[10..].iter().all(|&(_, t)| t == 90.0), "{out:?}");
+        assert!(out.windows(2).all(|w| w[0].1 <= w[1].1));
+        let out = through(
+            TraceParams {
+                reorder: true,
+                ..params
+            },
+            20,
+        );
+        assert_eq!(out.len(), 20);
+        let due: std::collections::BTreeMap<u64, f64> = out.into_iter().collect();
+        assert_eq!((due[&9], due[&10], due[&19]), (90.0, 31.0, 40.0));
+    }
+
+    #[test]
+    fn the_delay_series_adds_to_the_fixed_delay() {
+        let params = TraceParams {
+            delay: Duration::from_millis(5),
+            delay_ms: Some(series("20\n")),
+            ..Default::default()
+        };
+        assert_eq!(through(params, 1), [(0, 26.0)]);
+    }
+
+    #[test]
+    fn loss_drops_its_share_after_the_capacity_is_used() {
+        let params = TraceParams {
+            loss: 0.2,
+            queue_limit: QueueLimit::Packets(100_000),
+            ..Default::default()
+        };
+        let n = 50_000;
+        let out = through(params, n);
+        let lost = n as f64 - out.len() as f64;
+        // Binomial: sd = sqrt(n·0.2·0.8) ≈ 89 packets; 5 sd.
+        assert!((lost - 0.2 * n as f64).abs() < 450.0, "lost {lost}");
+        // A loss series wins over the constant: none lost in the first 10 ms, all after.
+        let params = TraceParams {
+            loss: 0.2,
+            loss_series: Some(
+                Series::parse(
+                    "0 0\n11 1\n",
+                    "l",
+                    crate::SeriesKind::Loss,
+                    Duration::from_millis(10),
+                )
+                .unwrap(),
+            ),
+            ..Default::default()
+        };
+        let ids: Vec<u64> = through(params, 20).into_iter().map(|(i, _)| i).collect();
+        assert_eq!(ids, (0..10).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn random_start_shifts_every_trace_by_one_seeded_offset() {
+        let make = |seed, random_start| {
+            let trace = Trace::parse("1000\n", "t").unwrap();
+            let params = TraceParams {
+                delay_ms: Some(series("0 10\n500 90\n")),
+                random_start,
+                ..Default::default()
+            };
+            TraceLink::<TestPacket>::new(trace, params, RngStream::derive(seed, "trace"))
+        };
+        let offsets: Vec<u64> = (0..20)
+            .map(|s| make(s, true).start_offset().as_nanos() / 1_000_000)
+            .collect();
+        assert!(offsets.iter().all(|&o| o < 1000));
+        let distinct: std::collections::BTreeSet<_> = offsets.iter().collect();
+        assert!(distinct.len() > 15, "{offsets:?}");
+        assert!((0..20).all(|s| make(s, false).start_offset() == Duration::ZERO));
+        // The first opportunity of the shifted trace is at 1000 − offset ms, and the delay
+        // then is the series' value at 1000 ms of trace time (its start again: 10 ms).
+        let mut l = make(3, true);
+        let off = l.start_offset().as_nanos() / 1_000_000;
+        l.enqueue(Instant::ZERO, TestPacket::new(0, 100));
+        let at = l.poll_at().unwrap();
+        assert_eq!(at, Instant::from_millis(1000 - off));
+        l.handle_timeout(at);
+        assert_eq!(
+            l.poll_output().unwrap().0,
+            Instant::from_millis(1000 - off + 10)
+        );
+    }
+
+    #[test]
+    fn leoreplayer_lines_carry_their_configured_bytes() {
+        let trace = Trace::parse("1\n", "t")
+            .unwrap()
+            .with_opportunity_bytes(3000);
+        assert!((trace.mean_rate_bps() - 24e6).abs() < 1.0);
+        let mut l = link(trace, TraceParams::default());
+        for i in 0..4 {
+            l.enqueue(Instant::ZERO, TestPacket::new(i, 1500));
+        }
+        assert_eq!(
+            run(&mut l, Instant::from_millis(10)),
+            [(1, 0), (1, 1), (2, 2), (2, 3)]
+        );
+    }
+
+    /// Behind a queue discipline that never drops, the link serves exactly as with its own queue.
+    #[test]
+    fn a_discipline_that_keeps_everything_serves_as_the_links_own_queue() {
+        use crate::queue::{AqmConfig, QueueDisc};
+        let trace = || Trace::parse("0\n3\n3\n7\n10\n", "t").unwrap();
+        let q = QueueDisc::new(
+            &AqmConfig::DropTail,
+            QueueLimit::Packets(100_000),
+            None,
+            airlink_engine::RngStream::derive(1, "q"),
+        );
+        let mut own = TraceLink::new(
+            trace(),
+            TraceParams::default(),
+            airlink_engine::RngStream::derive(1, "link"),
+        );
+        let mut queued = TraceLink::new(
+            trace(),
+            TraceParams::default(),
+            airlink_engine::RngStream::derive(1, "link"),
+        )
+        .with_queue(q);
+        let mut outs = [Vec::new(), Vec::new()];
+        for (k, l) in [&mut own, &mut queued].into_iter().enumerate() {
+            for i in 0..400u32 {
+                let at = Instant::from_micros((i as u64 * 7919) % 1_000 + i as u64 * 2_000);
+                while let Some(t) = l.poll_at().filter(|&t| t <= at) {
+                    l.handle_timeout(t);
+                }
+                l.enqueue(at, TestPacket::new(i, 40 + (i * 37) % 1460));
+            }
+            outs[k] = run(l, Instant::from_secs_f64(100.0));
+        }
+        assert_eq!(outs[0].len(), 400);
+        assert_eq!(outs[0], outs[1]);
     }
 }

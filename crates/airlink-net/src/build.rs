@@ -164,7 +164,8 @@ fn build_link<P: Packet + Send + 'static>(
             model: "gprs",
             ..pipe(name, &g.pipe(), seed)
         }),
-        sc::LinkModel::Trace(t) => trace_link(name, t, key, seed),
+        sc::LinkModel::Trace(t) => crate::trace_build::trace_link(name, t, seed, key),
+        sc::LinkModel::Leo(l) => Ok(crate::trace_build::leo_link(name, l, seed)),
         sc::LinkModel::Ofdm4g(o) => ofdm4g(name, o, seed, key),
         sc::LinkModel::Cell(c) => cell(name, c, seed, key, flows, event_log),
         sc::LinkModel::Wlan(_) => unreachable!("a WLAN is built by `wlan`, from the topology"),
@@ -410,8 +411,13 @@ pub fn capacity_bps(model: &sc::LinkModel, key: &str) -> Result<Option<u64>, Bui
     Ok(match model {
         sc::LinkModel::Pipe(p) => p.rate.map(|r| r.0),
         sc::LinkModel::Gprs(g) => Some(g.rate_bps()),
-        sc::LinkModel::Trace(t) => Some(read_trace(t, key)?.mean_rate_bps().ceil() as u64),
+        sc::LinkModel::Trace(t) => Some(
+            crate::trace_build::read_capacity(t, key)?
+                .mean_rate_bps()
+                .ceil() as u64,
+        ),
         sc::LinkModel::Cell(c) => c.rates.iter().map(|r| r.0).max(),
+        sc::LinkModel::Leo(l) => Some(l.rate.0),
         // One backlogged station's share of the medium at 1500 B.
         sc::LinkModel::Wlan(w) => Some(bianchi_saturation_bps(&wlan_params(w), 1, 1500) as u64),
         sc::LinkModel::Ofdm4g(o) => {
@@ -444,6 +450,7 @@ fn propagation_delay(model: &sc::LinkModel) -> airlink_engine::Duration {
         sc::LinkModel::Pipe(p) => p.delay.0,
         sc::LinkModel::Gprs(g) => g.delay.0,
         sc::LinkModel::Trace(t) => t.delay.0,
+        sc::LinkModel::Leo(_) => model.delay(),
         sc::LinkModel::Ofdm4g(_) | sc::LinkModel::Cell(_) | sc::LinkModel::Wlan(_) => {
             airlink_engine::Duration::ZERO
         }
@@ -459,6 +466,7 @@ fn queue_of(model: &sc::LinkModel) -> Option<sc::units::QueueLimit> {
         sc::LinkModel::Ofdm4g(o) => Some(o.queue),
         sc::LinkModel::Cell(c) => c.queue,
         sc::LinkModel::Wlan(w) => Some(w.queue),
+        sc::LinkModel::Leo(l) => Some(l.queue),
     }
 }
 
@@ -654,7 +662,8 @@ pub fn warnings(s: &sc::Scenario) -> Result<Vec<String>, BuildError> {
             sc::LinkModel::Gprs(_)
             | sc::LinkModel::Trace(_)
             | sc::LinkModel::Cell(_)
-            | sc::LinkModel::Wlan(_) => {}
+            | sc::LinkModel::Wlan(_)
+            | sc::LinkModel::Leo(_) => {}
         }
     }
     for (i, f) in s.flow.iter().enumerate() {
@@ -812,48 +821,6 @@ fn pipe<P: Packet + Send + 'static>(
         model: "pipe",
         link,
     }
-}
-
-/// The fastest trace-driven link: 10 Gbit/s on average, as the scenario's rates.
-const MAX_TRACE_RATE_BPS: f64 = 1e10;
-
-/// Reads a trace file; `key` is where the scenario names it (`downlink.trace`), for messages.
-fn read_trace(t: &sc::TraceConfig, key: &str) -> Result<airlink_link::Trace, BuildError> {
-    let trace = airlink_link::Trace::from_file(std::path::Path::new(&t.file))
-        .map_err(|e| BuildError(format!("{key}.file: {e}")))?;
-    if trace.mean_rate_bps() > MAX_TRACE_RATE_BPS {
-        return Err(BuildError(format!(
-            "{key}.file: {}: a mean rate of {:.3e} bit/s: expected at most 10 Gbit/s",
-            t.file,
-            trace.mean_rate_bps()
-        )));
-    }
-    Ok(trace)
-}
-
-fn trace_link<P: Packet + Send + 'static>(
-    name: &'static str,
-    t: &sc::TraceConfig,
-    key: &str,
-    seed: u64,
-) -> Result<BuiltLink<P>, BuildError> {
-    let trace = read_trace(t, key)?;
-    let params = airlink_link::TraceParams {
-        delay: t.delay.0,
-        queue_limit: queue_limit(t.queue),
-    };
-    Ok(BuiltLink {
-        name,
-        model: "trace",
-        link: Box::new(match &t.aqm {
-            Some(a) => {
-                let rate = Some(trace.mean_rate_bps() as u64);
-                let q = crate::aqm::queue_disc(a, queue_limit(t.queue), rate, seed, name);
-                airlink_link::TraceLink::new(trace, params).with_queue(q)
-            }
-            None => airlink_link::TraceLink::new(trace, params),
-        }),
-    })
 }
 
 fn odd_k(m: sc::OddKModelName) -> OddKModel {
@@ -1306,7 +1273,9 @@ pub fn link_parameters(s: &sc::Scenario) -> Result<Vec<LinkChange>, BuildError> 
                 delay: Some(t.delay.0),
                 ..Default::default()
             },
-            sc::LinkModel::Cell(_) | sc::LinkModel::Wlan(_) => LinkChange::default(),
+            sc::LinkModel::Cell(_) | sc::LinkModel::Wlan(_) | sc::LinkModel::Leo(_) => {
+                LinkChange::default()
+            }
         })
         .collect())
 }
@@ -1353,6 +1322,7 @@ impl<P: Packet + Send + 'static> Network<P> {
                     &users[id],
                     s.event_log,
                 )
+                .map(|b| crate::impair_build::wrap(b, l.impair.as_ref(), s.seed))
             })
             .collect::<Result<Vec<_>, _>>()?;
         // The shorthand's shared links; in the general form, the first flow's path.

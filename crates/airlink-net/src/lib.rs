@@ -20,11 +20,13 @@ pub mod aqm;
 pub mod build;
 pub mod event;
 pub mod flow;
+pub mod impair_build;
 pub mod metrics;
 pub mod moot;
 pub mod outage;
 pub mod step;
 pub mod summary;
+mod trace_build;
 
 use airlink_engine::Instant;
 pub use airlink_link::Direction;

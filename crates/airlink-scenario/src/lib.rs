@@ -10,9 +10,12 @@
 
 pub mod aqm;
 pub mod keys;
+pub mod leo_keys;
+pub mod netem;
 mod schema;
 mod start;
 pub mod topology;
+mod trace_keys;
 pub mod units;
 
 use airlink_engine::Duration;
@@ -296,8 +299,15 @@ impl Scenario {
                 })
                 .chain(scenario.link.values_mut().filter_map(|l| l.trace.as_mut()));
             for t in traces {
-                if std::path::Path::new(&t.file).is_relative() {
-                    t.file = dir.join(&t.file).to_string_lossy().into_owned();
+                let files = [
+                    Some(&mut t.file),
+                    t.delay_file.as_mut(),
+                    t.loss_file.as_mut(),
+                ];
+                for f in files.into_iter().flatten() {
+                    if std::path::Path::new(f.as_str()).is_relative() {
+                        *f = dir.join(&*f).to_string_lossy().into_owned();
+                    }
                 }
             }
         }
@@ -476,6 +486,8 @@ impl Scenario {
             for m in l.models() {
                 models.push((vec!["link", name.as_str()], m));
             }
+            l.impairments()
+                .map_err(|(k, m)| (p(&[&["link", name.as_str()], &k[..]].concat()), m))?;
         }
         for (base, model) in &models {
             model.validate(base, min_packet)?;
@@ -870,6 +882,7 @@ impl LinkModel {
             LinkModel::Ofdm4g(_) => "ofdm4g",
             LinkModel::Cell(_) => "cell",
             LinkModel::Wlan(_) => "wlan",
+            LinkModel::Leo(_) => "leo",
         }
     }
 
@@ -880,7 +893,9 @@ impl LinkModel {
             LinkModel::Pipe(_) => &["rate", "delay", "queue", "loss", "bit_error_rate"],
             LinkModel::Gprs(_) => &["delay", "queue", "loss"],
             LinkModel::Ofdm4g(_) => &["mean_snr"],
-            LinkModel::Trace(_) | LinkModel::Cell(_) | LinkModel::Wlan(_) => &[],
+            LinkModel::Trace(_) | LinkModel::Cell(_) | LinkModel::Wlan(_) | LinkModel::Leo(_) => {
+                &[]
+            }
         }
     }
 
@@ -897,6 +912,8 @@ impl LinkModel {
             LinkModel::Trace(t) => t.delay.0,
             LinkModel::Ofdm4g(o) => o.arq_delay.0,
             LinkModel::Cell(_) | LinkModel::Wlan(_) => Duration::ZERO,
+            // The shortest it can be: straight up and straight down.
+            LinkModel::Leo(l) => Duration::from_secs_f64(2.0 * l.altitude_km * 1e3 / 299_792_458.0),
         }
     }
 
@@ -904,6 +921,12 @@ impl LinkModel {
     fn validate(&self, base: &[&str], min_packet: u64) -> Result<(), (Vec<String>, String)> {
         let p = |parts: &[&str]| parts.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         match self {
+            LinkModel::Leo(l) => {
+                l.validate()
+                    .map_err(|(key, m)| (p(&[base, &["leo", key]].concat()), m))?;
+                check_queue(&l.queue, min_packet)
+                    .map_err(|m| (p(&[base, &["leo", "queue"]].concat()), m))?;
+            }
             LinkModel::Pipe(pipe) => {
                 pipe.validate(min_packet)
                     .map_err(|(key, m)| (p(&[base, &["pipe", key]].concat()), m))?;
@@ -944,6 +967,7 @@ impl LinkModel {
                 }
                 within(at("delay"), t.delay.0, Duration::ZERO, MAX_DELAY, "a delay")?;
                 check_queue(&t.queue, min_packet).map_err(|m| (at("queue"), m))?;
+                trace_keys::validate(t).map_err(|(k, m)| (at(k), m))?;
             }
             LinkModel::Ofdm4g(o) => {
                 let at = |k: &str| p(&[base, &["ofdm4g", k]].concat());

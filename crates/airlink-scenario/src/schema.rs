@@ -12,6 +12,8 @@
 //!
 //! A `pipe` is a plain link (rate, delay, queue, random loss, bit errors).
 
+use crate::trace_keys;
+pub use crate::trace_keys::TraceFormat;
 use crate::units::{
     BitErrorRate, DataSize, Decibel, Distance, Frequency, Probability, QueueLimit, Rate, Speed,
     Time,
@@ -453,6 +455,8 @@ pub enum LinkModel {
     Cell(Box<CellConfig>),
     /// An 802.11g access point's shared medium (general form only: `[link.NAME.wlan]`).
     Wlan(Box<WlanConfig>),
+    /// A LEO satellite access link with 15 s reconfigurations (Starlink-like by default).
+    Leo(Box<crate::leo_keys::LeoConfig>),
 }
 
 /// `[[change]]`: at a time, one of: new values for some of a link's parameters (`link` and
@@ -744,6 +748,17 @@ pub struct LinkConfig {
     /// An 802.11g WLAN: one access point's shared medium (DCF).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wlan: Option<Box<WlanConfig>>,
+    /// A LEO satellite access link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leo: Option<Box<crate::leo_keys::LeoConfig>>,
+    /// netem's impairments after the link's model (delay, jitter, loss models, duplicate,
+    /// corrupt, reorder, rate, slot); see docs/netem.md. Absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub impair: Option<crate::netem::ImpairConfig>,
+    /// netem's own options as a string (`"delay 100ms 10ms 25% loss 0.3%"`), read into
+    /// `impair` (give one of the two). Absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub netem: Option<String>,
 }
 
 impl LinkConfig {
@@ -751,6 +766,9 @@ impl LinkConfig {
     pub fn model(&self) -> LinkModel {
         if let Some(g) = &self.gprs {
             return LinkModel::Gprs(g.clone());
+        }
+        if let Some(l) = &self.leo {
+            return LinkModel::Leo(l.clone());
         }
         match (
             &self.pipe,
@@ -777,6 +795,7 @@ impl LinkConfig {
             self.ofdm4g.clone().map(LinkModel::Ofdm4g),
             self.cell.clone().map(LinkModel::Cell),
             self.wlan.clone().map(LinkModel::Wlan),
+            self.leo.clone().map(LinkModel::Leo),
         ]
         .into_iter()
         .flatten()
@@ -958,6 +977,51 @@ pub struct TraceConfig {
         skip_serializing_if = "Option::is_none"
     )]
     pub aqm: Option<crate::aqm::AqmConfig>,
+    /// The form of `file`: "mahimahi" (one ms timestamp per line, each a delivery
+    /// opportunity; LeoReplayer's bandwidth traces too, with `opportunity`) or "csv" (rows of
+    /// time, rate and optionally delay_ms and loss; see docs/traces.md). Default mahimahi.
+    #[serde(default, skip_serializing_if = "TraceFormat::is_default")]
+    pub format: TraceFormat,
+    /// Bytes one line (opportunity) carries: 1500 B in Mahimahi's traces; LeoReplayer's give
+    /// each line the rate of their own choosing. Default 1500 B.
+    #[serde(
+        default = "trace_keys::default_opportunity",
+        skip_serializing_if = "trace_keys::is_default_opportunity"
+    )]
+    pub opportunity: DataSize,
+    /// One-way delay trace, added to `delay`: one value in ms per `delay_interval` per line
+    /// (LeoReplayer's format), or two columns `time_ms delay_ms`; it repeats. Relative paths
+    /// from the scenario's folder. Absent: the delay is `delay` alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_file: Option<String>,
+    /// The step of a one-column `delay_file`. Default 10 ms (LeoReplayer's).
+    #[serde(
+        default = "trace_keys::default_series_interval",
+        skip_serializing_if = "trace_keys::is_default_series_interval"
+    )]
+    pub delay_interval: Time,
+    /// Probability that a packet the link serves is lost. Default 0.
+    #[serde(default, skip_serializing_if = "trace_keys::is_zero_probability")]
+    pub loss: Probability,
+    /// Loss probability trace (instead of `loss`): one probability per `loss_interval` per
+    /// line, or two columns `time_ms probability`; it repeats. Absent: `loss`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_file: Option<String>,
+    /// The step of a one-column `loss_file`. Default 10 ms.
+    #[serde(
+        default = "trace_keys::default_series_interval",
+        skip_serializing_if = "trace_keys::is_default_series_interval"
+    )]
+    pub loss_interval: Time,
+    /// Start each run at a random whole-ms offset into the traces (uniform over the capacity
+    /// trace's period, drawn from the link's stream of the run seed), so that seeds differ.
+    /// Default false: every run starts at the traces' beginning.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub random_start: bool,
+    /// Let a packet overtake an earlier one when the delay trace falls faster than packets
+    /// are spaced. Default false: it waits behind the earlier one (a path keeps order).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reorder: bool,
 }
 
 /// How the downlink picks the modulation of each frame.

@@ -24,6 +24,8 @@ pub struct TopoLink {
     /// A WLAN's stations at the start (its access point is `from`, `to` is empty); empty for
     /// other links.
     pub stations: Vec<String>,
+    /// netem's impairments after the model (`[link.NAME] impair` or `netem`).
+    pub impair: Option<crate::netem::ImpairConfig>,
 }
 
 impl TopoLink {
@@ -128,6 +130,7 @@ impl Scenario {
             model: LinkModel::Pipe(p.clone()),
             key: key(k),
             stations: Vec::new(),
+            impair: None,
         };
         // A cell's users each have an uplink of their own: `uplink.0` (flow 0's) where the
         // shared one would be, the others after the chain.
@@ -143,6 +146,7 @@ impl Scenario {
             model: up.clone(),
             key: model_key(&["uplink"], up),
             stations: Vec::new(),
+            impair: None,
         };
         let mut links = vec![
             pipe("wired.down", "server", "gateway", &wired, &["wired"]),
@@ -153,6 +157,7 @@ impl Scenario {
                 model: down.clone(),
                 key: model_key(&["downlink"], down),
                 stations: Vec::new(),
+                impair: None,
             },
             uplink(0),
             pipe("wired.up", "gateway", "server", &wired, &["wired"]),
@@ -290,6 +295,8 @@ impl Scenario {
                 key: model_key(&["link", name], &model),
                 model,
                 stations,
+                // Validated before the topology is built.
+                impair: l.impairments().ok().flatten(),
             });
         }
         for (i, a) in links.iter().enumerate() {

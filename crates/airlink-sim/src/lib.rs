@@ -45,6 +45,9 @@ impl Packet for SimPacket {
     fn flow(&self) -> u32 {
         self.flow
     }
+    fn duplicate(&self) -> Option<Self> {
+        Some(self.clone())
+    }
     fn direction(&self) -> Option<Direction> {
         Some(self.dir)
     }

@@ -35,6 +35,9 @@ fn general_form(shorthand: &Scenario) -> Scenario {
             ofdm4g: None,
             cell: None,
             wlan: None,
+            leo: None,
+            impair: None,
+            netem: None,
         };
         match model {
             LinkModel::Pipe(p) => l.pipe = Some(p),
@@ -43,6 +46,7 @@ fn general_form(shorthand: &Scenario) -> Scenario {
             LinkModel::Ofdm4g(o) => l.ofdm4g = Some(o),
             LinkModel::Cell(c) => l.cell = Some(c),
             LinkModel::Wlan(w) => l.wlan = Some(w),
+            LinkModel::Leo(x) => l.leo = Some(x),
         }
         l
     };
