@@ -21,6 +21,7 @@ __all__ = [
     "run_summary",
     "scenario_keys",
     "scenario_warnings",
+    "table_schema",
     "timing_measure",
     "timing_measure_series",
     "timing_model",

@@ -28,6 +28,7 @@ fn main() {
                 );
             }
             let scenario = Scenario::from_toml(&text, "dumbbell.toml").unwrap();
+            #[allow(clippy::disallowed_methods)] // a benchmark measures the wall clock
             let start = Instant::now();
             let mut sim = Simulation::new(&scenario, false).unwrap();
             sim.run();
