@@ -70,3 +70,10 @@ def test_the_multiflow_dumbbell_is_the_benchmarks_with_the_asked_congestion() ->
     _core.check_scenario(text, "dumbbell.toml")
     assert text.count('congestion = "cubic"') == m.FLOWS and text.count('preset = "linux"') == m.FLOWS
     assert 'queue = "27500 B"' in text  # 18 packets of 1500 B: one BDP at 10 Mbit/s and 22 ms
+
+
+@pytest.mark.parametrize("congestion", ["cubic", "reno"])
+def test_the_kernel_runs_scenario_is_accepted_and_names_its_congestion_on_the_flows(congestion: str) -> None:
+    text = m.kernel_scenario(10, congestion)
+    _core.check_scenario(text, "kernel.toml")
+    assert text.count(f'congestion = "{congestion}"') == m.FLOWS

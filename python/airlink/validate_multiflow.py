@@ -43,9 +43,15 @@ def _bottleneck(summary: dict[str, Any]) -> dict[str, Any]:
     return next(link for link in summary["links"] if link["name"] == "downlink")
 
 
-def run_kernel(out: Path, congestion: str, seconds: int, seed: int = 1) -> dict[str, Any]:
+def kernel_scenario(seconds: int, congestion: str) -> str:
+    """The dumbbell for the kernel's run: the flows' ``congestion`` is the kernel's default in
+    both namespaces (iperf3's ``-C`` names it too), with the validation's sysctls."""
     sysctl = ", ".join(f'"{k}" = "{x}"' for k, x in v.KERNEL_SYSCTLS.items())
-    text = dumbbell(seconds + 5) + f'\n[emulation]\ncongestion = "{congestion}"\nsysctl = {{ {sysctl} }}\n'
+    return dumbbell(seconds + 5, congestion) + f'\n[emulation]\nsysctl = {{ {sysctl} }}\n'
+
+
+def run_kernel(out: Path, congestion: str, seconds: int, seed: int = 1) -> dict[str, Any]:
+    text = kernel_scenario(seconds, congestion)
     path = out / f"kernel-{congestion}.toml"
     path.write_text(text, encoding="utf-8")
     res = emulation.emulate(path, seed=seed, out=out / f"kernel-{congestion}", force=True,

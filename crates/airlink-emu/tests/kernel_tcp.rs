@@ -31,7 +31,6 @@ rate = "20 Mbit/s"
 delay = "30 ms"
 [[flow]]
 port = 5301
-[emulation]
 congestion = "cubic"
 "#;
 const PATH_RTT_US: f64 = 60_000.0;
