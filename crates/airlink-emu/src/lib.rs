@@ -480,7 +480,13 @@ impl Emulation {
             Role::Server => self.server.as_ref(),
         }
         .ok_or_else(|| EmuError::Os("the emulation has stopped".into()))?;
-        if let Some(refusal) = &self.kernel_cc_refusal {
+        // With airlink's own flows running, a command is a helper beside them, not the
+        // scenario's TCP: only the kernel's flows need the control the scenario names.
+        if let Some(refusal) = self
+            .kernel_cc_refusal
+            .as_ref()
+            .filter(|_| self.flow_ports.is_empty())
+        {
             return Err(EmuError::Os(refusal.clone()));
         }
         self.kernel_tcp_used
