@@ -498,20 +498,14 @@ impl<P: Packet> Link<P> for CellDownlink<P> {
             .unwrap_or_else(|| panic!("flow {flow} has no user in the cell's user_of_flow table"));
         let len = pkt.wire_len() as u64;
         let q = &self.queues[i];
-        let full = match self.p.queue_limit {
-            None => false,
-            Some(QueueLimit::Packets(n)) => q.pkts.len() >= n as usize,
-            Some(QueueLimit::Bytes(b)) => q.bytes + len > b,
-        };
+        let full = self
+            .p
+            .queue_limit
+            .is_some_and(|l| l.is_full(q.pkts.len(), q.bytes, len));
         if full {
-            self.stats.queue_drops += 1;
             self.cell.users[i].queue_drops += 1;
-            self.events.push_back(LinkEvent::Drop {
-                at: now,
-                flow,
-                bytes: len as u32,
-                reason: DropReason::Queue,
-            });
+            self.stats
+                .record_drop(&mut self.events, now, flow, len as u32, DropReason::Queue);
             return;
         }
         if !self.has_data() {

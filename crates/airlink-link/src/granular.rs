@@ -21,7 +21,6 @@
 use crate::queue::{QueueDisc, QueueStats};
 use crate::{
     BitErrors, DropReason, Link, LinkChange, LinkEvent, LinkSample, LinkStats, Packet, PipeParams,
-    QueueLimit,
 };
 use airlink_engine::{Duration, Instant, RngStream};
 use std::collections::VecDeque;
@@ -93,18 +92,9 @@ impl<P: Packet> Granular<P> {
     }
 
     fn drop_packet(&mut self, now: Instant, pkt: &P, reason: DropReason) {
-        match reason {
-            DropReason::Queue | DropReason::Aqm => self.stats.queue_drops += 1,
-            DropReason::Loss | DropReason::RetryLimit | DropReason::Handoff => {
-                self.stats.loss_drops += 1
-            }
-        }
-        self.events.push_back(LinkEvent::Drop {
-            at: now,
-            flow: pkt.flow(),
-            bytes: pkt.wire_len(),
-            reason,
-        });
+        let (flow, bytes) = (pkt.flow(), pkt.wire_len());
+        self.stats
+            .record_drop(&mut self.events, now, flow, bytes, reason);
     }
 
     /// Puts the next unit on the air at `at`, filled from the head of the queue.
@@ -185,10 +175,11 @@ impl<P: Packet> Link<P> for Granular<P> {
             return;
         }
         let len = pkt.wire_len();
-        let full = match self.params.queue_limit {
-            QueueLimit::Packets(n) => self.packets_in_link() >= n as usize,
-            QueueLimit::Bytes(b) => self.bytes_in_link() + len as u64 > b,
-        };
+        let full = self.params.queue_limit.is_full(
+            self.packets_in_link(),
+            self.bytes_in_link(),
+            len as u64,
+        );
         if full && self.qdisc.is_none() {
             self.drop_packet(now, &pkt, DropReason::Queue);
             return;
@@ -271,7 +262,7 @@ impl<P: Packet> Link<P> for Granular<P> {
 mod tests {
     use super::*;
     use crate::testing::TestPacket;
-    use crate::Pipe;
+    use crate::{Pipe, QueueLimit};
 
     fn link(rate: u64, unit: u32) -> Granular<TestPacket> {
         Granular::new(

@@ -362,13 +362,13 @@ impl<P: Packet> Impaired<P> {
         if self.lose() {
             copies -= 1;
             if copies == 0 {
-                self.own.loss_drops += 1;
-                self.events.push_back(LinkEvent::Drop {
-                    at: t,
-                    flow: pkt.flow(),
-                    bytes: pkt.wire_len(),
-                    reason: DropReason::Loss,
-                });
+                self.own.record_drop(
+                    &mut self.events,
+                    t,
+                    pkt.flow(),
+                    pkt.wire_len(),
+                    DropReason::Loss,
+                );
                 return;
             }
         }

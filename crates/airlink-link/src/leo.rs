@@ -289,16 +289,9 @@ impl<P: Packet> LeoLink<P> {
     }
 
     fn drop_packet(&mut self, at: Instant, pkt: &P, reason: DropReason) {
-        match reason {
-            DropReason::Queue => self.stats.queue_drops += 1,
-            _ => self.stats.loss_drops += 1,
-        }
-        self.events.push_back(LinkEvent::Drop {
-            at,
-            flow: pkt.flow(),
-            bytes: pkt.wire_len(),
-            reason,
-        });
+        let (flow, bytes) = (pkt.flow(), pkt.wire_len());
+        self.stats
+            .record_drop(&mut self.events, at, flow, bytes, reason);
     }
 }
 
@@ -310,11 +303,8 @@ impl<P: Packet> Link<P> for LeoLink<P> {
             self.backlog_bytes -= len as u64;
         }
         let len = pkt.wire_len();
-        let full = match self.shell.p.queue_limit {
-            QueueLimit::Packets(n) => self.backlog.len() >= n as usize,
-            QueueLimit::Bytes(b) => self.backlog_bytes + len as u64 > b,
-        };
-        if full {
+        let limit = self.shell.p.queue_limit;
+        if limit.is_full(self.backlog.len(), self.backlog_bytes, len as u64) {
             self.drop_packet(now, &pkt, DropReason::Queue);
             return;
         }

@@ -41,6 +41,7 @@ pub use wlan::{
 };
 
 use airlink_engine::{Duration, Instant};
+use std::collections::VecDeque;
 
 /// What a link needs to know about a packet.
 pub trait Packet {
@@ -211,6 +212,30 @@ pub struct LinkStats {
     pub duplicated: u64,
     /// Packets sent ahead of their delay by netem's `reorder`.
     pub reordered: u64,
+}
+
+impl LinkStats {
+    /// The one place a link counts a drop and logs it: queue overflows and AQM drops are queue
+    /// drops, everything else (random loss, retry limit, hand-off) a loss drop.
+    pub fn record_drop(
+        &mut self,
+        events: &mut VecDeque<LinkEvent>,
+        at: Instant,
+        flow: u32,
+        bytes: u32,
+        reason: DropReason,
+    ) {
+        match reason {
+            DropReason::Queue | DropReason::Aqm => self.queue_drops += 1,
+            DropReason::Loss | DropReason::RetryLimit | DropReason::Handoff => self.loss_drops += 1,
+        }
+        events.push_back(LinkEvent::Drop {
+            at,
+            flow,
+            bytes,
+            reason,
+        });
+    }
 }
 
 /// A snapshot for the sampled time series.

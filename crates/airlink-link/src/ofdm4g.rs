@@ -373,18 +373,18 @@ impl<P: Packet> Link<P> for Ofdm4gDownlink<P> {
     fn enqueue(&mut self, now: Instant, pkt: P) {
         self.stats.packets_in += 1;
         let len = pkt.wire_len() as u64;
-        let full = match self.p.queue_limit {
-            QueueLimit::Packets(n) => self.queue.len() >= n as usize,
-            QueueLimit::Bytes(b) => self.queue_bytes + len > b,
-        };
+        let full = self
+            .p
+            .queue_limit
+            .is_full(self.queue.len(), self.queue_bytes, len);
         if full {
-            self.stats.queue_drops += 1;
-            self.events.push_back(LinkEvent::Drop {
-                at: now,
-                flow: pkt.flow(),
-                bytes: len as u32,
-                reason: DropReason::Queue,
-            });
+            self.stats.record_drop(
+                &mut self.events,
+                now,
+                pkt.flow(),
+                len as u32,
+                DropReason::Queue,
+            );
             return;
         }
         // An idle link starts at the next slot boundary.

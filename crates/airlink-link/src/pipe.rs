@@ -28,6 +28,16 @@ pub enum QueueLimit {
     Bytes(u64),
 }
 
+impl QueueLimit {
+    /// Whether a queue holding `packets` packets of `bytes` bytes has no room for `len` more.
+    pub fn is_full(self, packets: usize, bytes: u64, len: u64) -> bool {
+        match self {
+            QueueLimit::Packets(n) => packets >= n as usize,
+            QueueLimit::Bytes(b) => bytes + len > b,
+        }
+    }
+}
+
 /// Parameters of a [`Pipe`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct PipeParams {
@@ -155,18 +165,9 @@ impl<P: Packet> Pipe<P> {
     }
 
     fn drop_packet(&mut self, now: Instant, pkt: &P, reason: DropReason) {
-        match reason {
-            DropReason::Queue | DropReason::Aqm => self.stats.queue_drops += 1,
-            DropReason::Loss | DropReason::RetryLimit | DropReason::Handoff => {
-                self.stats.loss_drops += 1
-            }
-        }
-        self.events.push_back(LinkEvent::Drop {
-            at: now,
-            flow: pkt.flow(),
-            bytes: pkt.wire_len(),
-            reason,
-        });
+        let (flow, bytes) = (pkt.flow(), pkt.wire_len());
+        self.stats
+            .record_drop(&mut self.events, now, flow, bytes, reason);
     }
 }
 
@@ -203,11 +204,8 @@ impl<P: Packet> Link<P> for Pipe<P> {
             None => now,
             Some(rate) => {
                 self.forget_departed(now);
-                let full = match self.params.queue_limit {
-                    QueueLimit::Packets(n) => self.backlog.len() >= n as usize,
-                    QueueLimit::Bytes(b) => self.backlog_bytes + len as u64 > b,
-                };
-                if full {
+                let limit = self.params.queue_limit;
+                if limit.is_full(self.backlog.len(), self.backlog_bytes, len as u64) {
                     self.drop_packet(now, &pkt, DropReason::Queue);
                     return;
                 }

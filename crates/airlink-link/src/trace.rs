@@ -388,13 +388,13 @@ impl<P: Packet> TraceLink<P> {
             None => self.params.loss,
         };
         if p > 0.0 && self.rng.bernoulli(p) {
-            self.stats.loss_drops += 1;
-            self.events.push_back(LinkEvent::Drop {
+            self.stats.record_drop(
+                &mut self.events,
                 at,
-                flow: pkt.flow(),
-                bytes: pkt.wire_len(),
-                reason: DropReason::Loss,
-            });
+                pkt.flow(),
+                pkt.wire_len(),
+                DropReason::Loss,
+            );
             return;
         }
         let extra = self.params.delay_ms.as_ref().map_or(Duration::ZERO, |s| {
@@ -428,18 +428,13 @@ impl<P: Packet> Link<P> for TraceLink<P> {
             return;
         }
         let len = pkt.wire_len();
-        let full = match self.params.queue_limit {
-            QueueLimit::Packets(n) => self.queue.len() >= n as usize,
-            QueueLimit::Bytes(b) => self.queue_bytes + len as u64 > b,
-        };
+        let full = self
+            .params
+            .queue_limit
+            .is_full(self.queue.len(), self.queue_bytes, len as u64);
         if full {
-            self.stats.queue_drops += 1;
-            self.events.push_back(LinkEvent::Drop {
-                at: now,
-                flow: pkt.flow(),
-                bytes: len,
-                reason: DropReason::Queue,
-            });
+            self.stats
+                .record_drop(&mut self.events, now, pkt.flow(), len, DropReason::Queue);
             return;
         }
         if self.queue.is_empty() {

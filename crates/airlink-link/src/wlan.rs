@@ -457,20 +457,19 @@ impl<P: Packet> WlanLink<P> {
     fn arrive(&mut self, i: usize, now: Instant, pkt: P, relay: bool) {
         let len = pkt.wire_len() as u64;
         let node = &self.nodes[i];
-        let full = match self.p.queue_limit {
-            None => false,
-            Some(QueueLimit::Packets(n)) => node.queue.len() >= n as usize,
-            Some(QueueLimit::Bytes(b)) => node.bytes + len > b,
-        };
+        let full = self
+            .p
+            .queue_limit
+            .is_some_and(|l| l.is_full(node.queue.len(), node.bytes, len));
         if full {
-            self.stats.queue_drops += 1;
             self.wlan.nodes[i].queue_drops += 1;
-            self.events.push_back(LinkEvent::Drop {
-                at: now,
-                flow: pkt.flow(),
-                bytes: len as u32,
-                reason: DropReason::Queue,
-            });
+            self.stats.record_drop(
+                &mut self.events,
+                now,
+                pkt.flow(),
+                len as u32,
+                DropReason::Queue,
+            );
             return;
         }
         if self.nodes[i].slot.is_none() && self.contends(i) {
@@ -505,14 +504,14 @@ impl<P: Packet> WlanLink<P> {
 
     /// A packet lost to a hand-off, counted at node `i`.
     fn lose(&mut self, i: usize, at: Instant, pkt: &P) {
-        self.stats.loss_drops += 1;
         self.wlan.nodes[i].handoff_drops += 1;
-        self.events.push_back(LinkEvent::Drop {
+        self.stats.record_drop(
+            &mut self.events,
             at,
-            flow: pkt.flow(),
-            bytes: pkt.wire_len(),
-            reason: DropReason::Handoff,
-        });
+            pkt.flow(),
+            pkt.wire_len(),
+            DropReason::Handoff,
+        );
     }
 
     /// A packet for the AP to send to `to` at `now`: queued, held while its station joins, or
@@ -719,15 +718,15 @@ impl<P: Packet> WlanLink<P> {
         self.nodes[i].failures += 1;
         if self.nodes[i].failures >= self.p.retry_limit {
             let (pkt, _) = self.pop_head(i);
-            self.stats.loss_drops += 1;
             self.wlan.nodes[i].retry_drops += 1;
             let at = start + self.p.data_time(pkt.wire_len());
-            self.events.push_back(LinkEvent::Drop {
+            self.stats.record_drop(
+                &mut self.events,
                 at,
-                flow: pkt.flow(),
-                bytes: pkt.wire_len(),
-                reason: DropReason::RetryLimit,
-            });
+                pkt.flow(),
+                pkt.wire_len(),
+                DropReason::RetryLimit,
+            );
         }
     }
 }

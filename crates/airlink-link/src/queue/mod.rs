@@ -227,16 +227,11 @@ impl<P: Packet> QueueDisc<P> {
         events: &mut VecDeque<crate::LinkEvent>,
     ) {
         while let Some((pkt, why)) = self.ledger.dropped.pop_front() {
-            stats.queue_drops += 1;
-            events.push_back(crate::LinkEvent::Drop {
-                at,
-                flow: pkt.flow(),
-                bytes: pkt.wire_len(),
-                reason: match why {
-                    QueueDrop::Overflow => crate::DropReason::Queue,
-                    QueueDrop::Aqm => crate::DropReason::Aqm,
-                },
-            });
+            let reason = match why {
+                QueueDrop::Overflow => crate::DropReason::Queue,
+                QueueDrop::Aqm => crate::DropReason::Aqm,
+            };
+            stats.record_drop(events, at, pkt.flow(), pkt.wire_len(), reason);
         }
     }
 
