@@ -75,20 +75,46 @@ impl Table {
     }
 }
 
-macro_rules! take_table {
-    ($s:expr, $($col:ident : $kind:ident),*) => {
-        Table { columns: vec![$((stringify!($col), Column::$kind(std::mem::take(&mut $s.$col)))),*] }
-    };
+/// The Rust type of a column kind.
+macro_rules! column_type {
+    (U64) => { u64 };
+    (I64) => { i64 };
+    (F64) => { f64 };
+    (Str) => { &'static str };
 }
 
-/// Bytes a column's buffer holds (its capacity: what it has allocated).
-fn held<T>(v: &Vec<T>) -> usize {
-    v.capacity() * std::mem::size_of::<T>()
-}
+/// A table's buffered columns, declared once: the struct (a `Vec` per column, pushed by hand)
+/// and what every table does with them (count, append, hand over, measure).
+macro_rules! series {
+    ($(#[$meta:meta])* $name:ident { $($(#[$cmeta:meta])* $col:ident : $kind:ident),* $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Default)]
+        pub struct $name {
+            $($(#[$cmeta])* pub $col: Vec<column_type!($kind)>,)*
+        }
 
-macro_rules! held {
-    ($s:expr, $($col:ident),*) => {
-        0 $(+ held(&$s.$col))*
+        impl $name {
+            pub fn rows(&self) -> usize {
+                self.time_ns.len()
+            }
+
+            /// Moves `other`'s rows to the end of these.
+            pub fn append(&mut self, other: &mut $name) {
+                $(self.$col.append(&mut other.$col);)*
+            }
+
+            /// The table: the rows so far, taken out.
+            pub fn take(&mut self) -> Table {
+                Table {
+                    columns: vec![$((stringify!($col), Column::$kind(std::mem::take(&mut self.$col)))),*],
+                }
+            }
+
+            /// Bytes the buffers hold (their capacity: what they have allocated).
+            pub fn held_bytes(&self) -> usize {
+                0 $(+ self.$col.capacity() * std::mem::size_of::<column_type!($kind)>())*
+            }
+        }
     };
 }
 
@@ -131,29 +157,30 @@ pub struct FlowSample {
     pub pacing_rate_bps: f64,
 }
 
-/// Per-flow samples, every `sample_interval`.
-#[derive(Default)]
-pub struct FlowSeries {
-    pub time_ns: Vec<u64>,
-    pub flow: Vec<u64>,
-    pub delivered_bytes: Vec<u64>,
-    pub cwnd_bytes: Vec<f64>,
-    pub ssthresh_bytes: Vec<f64>,
-    pub inflight_bytes: Vec<f64>,
-    pub rate_bps: Vec<f64>,
-    pub loss_event_rate: Vec<f64>,
-    pub srtt_us: Vec<f64>,
-    pub rto_us: Vec<f64>,
-    pub retransmissions: Vec<u64>,
-    pub spurious_retransmissions: Vec<u64>,
-    pub timeouts: Vec<u64>,
-    pub fast_recoveries: Vec<u64>,
-    pub link_losses: Vec<i64>,
-    pub detected_losses: Vec<u64>,
-    pub sack_ok: Vec<i64>,
-    pub congestion_distance_segments: Vec<f64>,
-    pub backlog_segments: Vec<f64>,
-    pub pacing_rate_bps: Vec<f64>,
+series! {
+    /// Per-flow samples, every `sample_interval`.
+    FlowSeries {
+        time_ns: U64,
+        flow: U64,
+        delivered_bytes: U64,
+        cwnd_bytes: F64,
+        ssthresh_bytes: F64,
+        inflight_bytes: F64,
+        rate_bps: F64,
+        loss_event_rate: F64,
+        srtt_us: F64,
+        rto_us: F64,
+        retransmissions: U64,
+        spurious_retransmissions: U64,
+        timeouts: U64,
+        fast_recoveries: U64,
+        link_losses: I64,
+        detected_losses: U64,
+        sack_ok: I64,
+        congestion_distance_segments: F64,
+        backlog_segments: F64,
+        pacing_rate_bps: F64,
+    }
 }
 
 impl FlowSeries {
@@ -183,19 +210,20 @@ impl FlowSeries {
     }
 }
 
-/// iperf's interval reports of UDP and DCCP receivers.
-#[derive(Default)]
-pub struct IntervalSeries {
-    /// End of the interval.
-    pub time_ns: Vec<u64>,
-    pub flow: Vec<u64>,
-    pub interval_s: Vec<f64>,
-    pub bytes: Vec<u64>,
-    pub throughput_bps: Vec<f64>,
-    pub received: Vec<u64>,
-    pub lost: Vec<u64>,
-    pub out_of_order: Vec<u64>,
-    pub jitter_ms: Vec<f64>,
+series! {
+    /// iperf's interval reports of UDP and DCCP receivers.
+    IntervalSeries {
+        /// End of the interval.
+        time_ns: U64,
+        flow: U64,
+        interval_s: F64,
+        bytes: U64,
+        throughput_bps: F64,
+        received: U64,
+        lost: U64,
+        out_of_order: U64,
+        jitter_ms: F64,
+    }
 }
 
 impl IntervalSeries {
@@ -213,25 +241,27 @@ impl IntervalSeries {
     }
 }
 
-/// Every RTT sample a sender takes.
-#[derive(Default)]
-pub struct RttSeries {
-    pub time_ns: Vec<u64>,
-    pub flow: Vec<u64>,
-    pub rtt_us: Vec<f64>,
+series! {
+    /// Every RTT sample a sender takes.
+    RttSeries {
+        time_ns: U64,
+        flow: U64,
+        rtt_us: F64,
+    }
 }
 
-/// Per-link samples, every `sample_interval`.
-#[derive(Default)]
-pub struct LinkSeries {
-    pub time_ns: Vec<u64>,
-    pub link: Vec<&'static str>,
-    pub queue_packets: Vec<u64>,
-    pub queue_bytes: Vec<u64>,
-    pub snr_db: Vec<f64>,
-    pub predicted_snr_db: Vec<f64>,
-    pub modulation_bits: Vec<i64>,
-    pub subband: Vec<i64>,
+series! {
+    /// Per-link samples, every `sample_interval`.
+    LinkSeries {
+        time_ns: U64,
+        link: Str,
+        queue_packets: U64,
+        queue_bytes: U64,
+        snr_db: F64,
+        predicted_snr_db: F64,
+        modulation_bits: I64,
+        subband: I64,
+    }
 }
 
 impl LinkSeries {
@@ -249,60 +279,24 @@ impl LinkSeries {
             .push(r.map_or(-1, |r| r.modulation_bits as i64));
         self.subband.push(r.map_or(-1, |r| r.subband as i64));
     }
-
-    pub fn rows(&self) -> usize {
-        self.time_ns.len()
-    }
-
-    /// Moves `other`'s rows to the end of these.
-    pub fn append(&mut self, other: &mut LinkSeries) {
-        let o = other;
-        self.time_ns.append(&mut o.time_ns);
-        self.link.append(&mut o.link);
-        self.queue_packets.append(&mut o.queue_packets);
-        self.queue_bytes.append(&mut o.queue_bytes);
-        self.snr_db.append(&mut o.snr_db);
-        self.predicted_snr_db.append(&mut o.predicted_snr_db);
-        self.modulation_bits.append(&mut o.modulation_bits);
-        self.subband.append(&mut o.subband);
-    }
-
-    /// The `links` table: the rows so far, taken out.
-    pub fn take(&mut self) -> Table {
-        let l = self;
-        take_table!(l, time_ns: U64, link: Str, queue_packets: U64, queue_bytes: U64, snr_db: F64, predicted_snr_db: F64, modulation_bits: I64, subband: I64)
-    }
-
-    fn held_bytes(&self) -> usize {
-        held!(
-            self,
-            time_ns,
-            link,
-            queue_packets,
-            queue_bytes,
-            snr_db,
-            predicted_snr_db,
-            modulation_bits,
-            subband
-        )
-    }
 }
 
-/// Drops and other events, as they happen.
-#[derive(Default)]
-pub struct EventSeries {
-    pub time_ns: Vec<u64>,
-    pub kind: Vec<&'static str>,
-    pub link: Vec<&'static str>,
-    pub flow: Vec<u64>,
-    pub bytes: Vec<u64>,
-    pub bit_errors: Vec<u64>,
-    /// 1: a change made through an emulation's control socket; 0 otherwise (always in
-    /// simulation).
-    pub live: Vec<u64>,
-    /// Emulation: the wall clock at the event's emulated instant, ns since the epoch (filled
-    /// in when the table is handed over); 0 in simulation.
-    pub wall_time_ns: Vec<u64>,
+series! {
+    /// Drops and other events, as they happen.
+    EventSeries {
+        time_ns: U64,
+        kind: Str,
+        link: Str,
+        flow: U64,
+        bytes: U64,
+        bit_errors: U64,
+        /// 1: a change made through an emulation's control socket; 0 otherwise (always in
+        /// simulation).
+        live: U64,
+        /// Emulation: the wall clock at the event's emulated instant, ns since the epoch (filled
+        /// in when the table is handed over); 0 in simulation.
+        wall_time_ns: U64,
+    }
 }
 
 impl EventSeries {
@@ -339,58 +333,22 @@ impl EventSeries {
         self.live.push(live as u64);
         self.wall_time_ns.push(0);
     }
-
-    pub fn rows(&self) -> usize {
-        self.time_ns.len()
-    }
-
-    /// Moves `other`'s rows to the end of these.
-    pub fn append(&mut self, other: &mut EventSeries) {
-        let o = other;
-        self.time_ns.append(&mut o.time_ns);
-        self.kind.append(&mut o.kind);
-        self.link.append(&mut o.link);
-        self.flow.append(&mut o.flow);
-        self.bytes.append(&mut o.bytes);
-        self.bit_errors.append(&mut o.bit_errors);
-        self.live.append(&mut o.live);
-        self.wall_time_ns.append(&mut o.wall_time_ns);
-    }
-
-    /// The `events` table: the rows so far, taken out.
-    pub fn take(&mut self) -> Table {
-        let e = self;
-        take_table!(e, time_ns: U64, kind: Str, link: Str, flow: U64, bytes: U64, bit_errors: U64, live: U64, wall_time_ns: U64)
-    }
-
-    fn held_bytes(&self) -> usize {
-        held!(
-            self,
-            time_ns,
-            kind,
-            link,
-            flow,
-            bytes,
-            bit_errors,
-            live,
-            wall_time_ns
-        )
-    }
 }
 
-/// The TCP servers' view, event by event (with the scenario's `event_log`): each data segment
-/// sent (`sent`: its first byte's sequence number and payload), each ACK received (`ack`: the
-/// cumulative ACK), each retransmission timeout (`timeout`, seq and bytes 0),
-/// with the sender's cwnd after the event. Sequence numbers count from the SYN (0), so data
-/// byte k (from 1) is sequence number k.
-#[derive(Default)]
-pub struct SegmentSeries {
-    pub time_ns: Vec<u64>,
-    pub flow: Vec<u64>,
-    pub kind: Vec<&'static str>,
-    pub seq: Vec<u64>,
-    pub bytes: Vec<u64>,
-    pub cwnd_bytes: Vec<f64>,
+series! {
+    /// The TCP servers' view, event by event (with the scenario's `event_log`): each data segment
+    /// sent (`sent`: its first byte's sequence number and payload), each ACK received (`ack`: the
+    /// cumulative ACK), each retransmission timeout (`timeout`, seq and bytes 0),
+    /// with the sender's cwnd after the event. Sequence numbers count from the SYN (0), so data
+    /// byte k (from 1) is sequence number k.
+    SegmentSeries {
+        time_ns: U64,
+        flow: U64,
+        kind: Str,
+        seq: U64,
+        bytes: U64,
+        cwnd_bytes: F64,
+    }
 }
 
 /// What a `segments` row records.
@@ -434,17 +392,18 @@ impl SegmentSeries {
     }
 }
 
-/// Every slot a cell served (with the scenario's `event_log`): the slot's start and index, the
-/// user (the flows through the cell, in order, are users 0, 1, …), its rate and whether the
-/// frame failed (1) or not (0).
-#[derive(Default)]
-pub struct SlotSeries {
-    pub time_ns: Vec<u64>,
-    pub link: Vec<&'static str>,
-    pub slot: Vec<u64>,
-    pub user: Vec<u64>,
-    pub rate_bps: Vec<f64>,
-    pub frame_error: Vec<u64>,
+series! {
+    /// Every slot a cell served (with the scenario's `event_log`): the slot's start and index, the
+    /// user (the flows through the cell, in order, are users 0, 1, …), its rate and whether the
+    /// frame failed (1) or not (0).
+    SlotSeries {
+        time_ns: U64,
+        link: Str,
+        slot: U64,
+        user: U64,
+        rate_bps: F64,
+        frame_error: U64,
+    }
 }
 
 /// All series of a run.
@@ -466,113 +425,52 @@ pub struct Recorder {
 impl Recorder {
     /// Rows buffered since the last drain, over every table.
     pub fn rows(&self) -> usize {
-        let (f, i, r, l, e, g, s) = (
-            &self.flows,
-            &self.intervals,
-            &self.rtt,
-            &self.links,
-            &self.events,
-            &self.segments,
-            &self.slots,
-        );
-        f.time_ns.len()
-            + i.time_ns.len()
-            + r.time_ns.len()
-            + l.time_ns.len()
-            + e.time_ns.len()
-            + g.time_ns.len()
-            + s.time_ns.len()
+        self.tables().iter().map(|t| t.1).sum()
     }
 
     /// The largest table buffered since the last drain and its rows (for saying what grew).
     pub fn largest(&self) -> (&'static str, usize) {
-        let tables = [
-            ("flows", self.flows.time_ns.len()),
-            ("intervals", self.intervals.time_ns.len()),
-            ("rtt", self.rtt.time_ns.len()),
-            ("links", self.links.time_ns.len()),
-            ("events", self.events.time_ns.len()),
-            ("segments", self.segments.time_ns.len()),
-            ("slots", self.slots.time_ns.len()),
-        ];
-        tables.into_iter().max_by_key(|t| t.1).expect("tables")
+        self.tables()
+            .into_iter()
+            .max_by_key(|t| t.1)
+            .expect("tables")
+    }
+
+    fn tables(&self) -> [(&'static str, usize); 7] {
+        [
+            ("flows", self.flows.rows()),
+            ("intervals", self.intervals.rows()),
+            ("rtt", self.rtt.rows()),
+            ("links", self.links.rows()),
+            ("events", self.events.rows()),
+            ("segments", self.segments.rows()),
+            ("slots", self.slots.rows()),
+        ]
     }
 
     /// Bytes the buffers hold (allocated, so up to twice the rows' size while they grow).
     pub fn held_bytes(&self) -> usize {
-        let f = &self.flows;
-        let flows = held!(
-            f,
-            time_ns,
-            flow,
-            delivered_bytes,
-            cwnd_bytes,
-            ssthresh_bytes,
-            inflight_bytes,
-            rate_bps,
-            loss_event_rate,
-            srtt_us,
-            rto_us,
-            retransmissions,
-            spurious_retransmissions,
-            timeouts,
-            fast_recoveries,
-            link_losses,
-            detected_losses,
-            sack_ok,
-            congestion_distance_segments,
-            backlog_segments,
-            pacing_rate_bps
-        );
-        let i = &self.intervals;
-        let intervals = held!(
-            i,
-            time_ns,
-            flow,
-            interval_s,
-            bytes,
-            throughput_bps,
-            received,
-            lost,
-            out_of_order,
-            jitter_ms
-        );
-        let r = &self.rtt;
-        let l = &self.links;
-        let e = &self.events;
-        let g = &self.segments;
-        let s = &self.slots;
-        flows
-            + intervals
-            + held!(r, time_ns, flow, rtt_us)
-            + l.held_bytes()
-            + e.held_bytes()
-            + held!(g, time_ns, flow, kind, seq, bytes, cwnd_bytes)
-            + held!(s, time_ns, link, slot, user, rate_bps, frame_error)
+        self.flows.held_bytes()
+            + self.intervals.held_bytes()
+            + self.rtt.held_bytes()
+            + self.links.held_bytes()
+            + self.events.held_bytes()
+            + self.segments.held_bytes()
+            + self.slots.held_bytes()
     }
 
     /// Hands over everything buffered so far as named tables, and empties the buffers.
     pub fn drain(&mut self) -> Vec<(&'static str, Table)> {
-        let f = &mut self.flows;
-        let flows = take_table!(f, time_ns: U64, flow: U64, delivered_bytes: U64, cwnd_bytes: F64, ssthresh_bytes: F64, inflight_bytes: F64, rate_bps: F64, loss_event_rate: F64, srtt_us: F64, rto_us: F64, retransmissions: U64, spurious_retransmissions: U64, timeouts: U64, fast_recoveries: U64, link_losses: I64, detected_losses: U64, sack_ok: I64, congestion_distance_segments: F64, backlog_segments: F64, pacing_rate_bps: F64);
-        let i = &mut self.intervals;
-        let intervals = take_table!(i, time_ns: U64, flow: U64, interval_s: F64, bytes: U64, throughput_bps: F64, received: U64, lost: U64, out_of_order: U64, jitter_ms: F64);
-        let r = &mut self.rtt;
-        let rtt = take_table!(r, time_ns: U64, flow: U64, rtt_us: F64);
-        let links = self.links.take();
-        let events = self.events.take();
         let mut tables = vec![
-            ("flows", flows),
-            ("intervals", intervals),
-            ("rtt", rtt),
-            ("links", links),
-            ("events", events),
+            ("flows", self.flows.take()),
+            ("intervals", self.intervals.take()),
+            ("rtt", self.rtt.take()),
+            ("links", self.links.take()),
+            ("events", self.events.take()),
         ];
         if self.event_log {
-            let g = &mut self.segments;
-            tables.push(("segments", take_table!(g, time_ns: U64, flow: U64, kind: Str, seq: U64, bytes: U64, cwnd_bytes: F64)));
-            let s = &mut self.slots;
-            tables.push(("slots", take_table!(s, time_ns: U64, link: Str, slot: U64, user: U64, rate_bps: F64, frame_error: U64)));
+            tables.push(("segments", self.segments.take()));
+            tables.push(("slots", self.slots.take()));
         }
         tables
     }
