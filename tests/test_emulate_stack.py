@@ -284,23 +284,7 @@ def test_access_links_are_each_flows_own_in_emulation_too(tmp_path: Path) -> Non
 def test_an_upload_takes_the_uplink_in_emulation_as_in_simulation(tmp_path: Path) -> None:
     # A shorthand flow with direction = "up": its data crosses the 2 Mbit/s uplink's model and
     # its ACKs the downlink's, in real time as in simulation.
-    s = scenario(tmp_path, """
-seed = 3
-stop = "20 s"
-[wired]
-delay = "10 ms"
-[downlink.pipe]
-rate = "10 Mbit/s"
-delay = "5 ms"
-[uplink.pipe]
-rate = "2 Mbit/s"
-delay = "5 ms"
-queue = 50
-[[flow]]
-direction = "up"
-congestion = "cubic"
-bytes = "500 kB"
-""")
+    s = scenario(tmp_path, Path("tests/scenarios/asymmetric.toml").read_text(encoding="utf-8") + 'direction = "up"\n')
     sim = airlink.run(s).summary
     emu = emulation.emulate(s, out=tmp_path / "emu", snaplen=64)
     assert emu.completed, emu.summary.get("stack")

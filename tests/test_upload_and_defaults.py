@@ -13,22 +13,7 @@ from airlink import _core, window_limited
 
 REPO = Path(__file__).resolve().parents[1]
 
-ASYMMETRIC = """
-seed = 3
-stop = "20 s"
-[wired]
-delay = "10 ms"
-[downlink.pipe]
-rate = "10 Mbit/s"
-delay = "5 ms"
-[uplink.pipe]
-rate = "2 Mbit/s"
-delay = "5 ms"
-queue = 50
-[[flow]]
-congestion = "cubic"
-bytes = "500 kB"
-"""
+ASYMMETRIC = (REPO / "tests/scenarios/asymmetric.toml").read_text(encoding="utf-8")  # ends with its [[flow]]
 
 
 def _write(tmp_path: Path, text: str) -> Path:
