@@ -74,9 +74,10 @@ pub struct TcpConfig {
     /// `TCP_MAX_QUICKACKS` = 16), so slow start is not slowed by delayed ACKs. Default 0
     /// (RFC 5681 §4.2 delayed ACKs from the first segment).
     pub quickack_segments: u32,
-    /// Sender: Proportional Rate Reduction (RFC 6937; Linux `tcp_cwnd_reduction` in
+    /// Sender: Proportional Rate Reduction (RFC 9937; Linux `tcp_cwnd_reduction` in
     /// `tcp_input.c`) paces what SACK recovery sends: in proportion to the data delivered
-    /// while pipe > ssthresh, and up to ssthresh by slow start (PRR-SSRB) below. Off: RFC 6675
+    /// while pipe > ssthresh; below, what was delivered (PRR-CRB), one SMSS more on an ACK
+    /// that advances SND.UNA and shows no new loss (PRR-SSRB), up to ssthresh. Off: RFC 6675
     /// sends whatever pipe < cwnd allows, which after the window reduction is a silence of
     /// about half an RTT, then a burst. Default false.
     pub prr: bool,
@@ -225,7 +226,7 @@ impl TcpConfig {
     /// (RFC 6928, `TCP_INIT_CWND`), timestamps (RFC 7323, `tcp_timestamps` = 1; MSS 1448),
     /// SACK, RTO ≥ SRTT + 200 ms (`TCP_RTO_MIN` on the variance term), initial RTO 1 s,
     /// delayed ACK 40 ms (`TCP_DELACK_MIN`, the start of Linux's adaptive ATO) after 16
-    /// quick ACKs (`TCP_MAX_QUICKACKS`), PRR in recovery (RFC 6937, on since Linux 3.2),
+    /// quick ACKs (`TCP_MAX_QUICKACKS`), PRR in recovery (RFC 9937, on since Linux 3.2),
     /// RACK's rules for what an RTO deems lost (RFC 8985 §6.3) and for lost retransmissions
     /// (`rack_lost_retransmit`), cwnd growth by the segments each ACK delivered
     /// (`count_delivered`), and with CUBIC the kernel's constants, window update and HyStart

@@ -209,7 +209,7 @@ impl SentSeg {
     }
 }
 
-/// Proportional Rate Reduction (RFC 6937 §3) over one SACK recovery episode, bytes.
+/// Proportional Rate Reduction (RFC 9937) over one SACK recovery episode, bytes.
 #[derive(Copy, Clone, Debug)]
 struct Prr {
     /// prr_delivered: data the receiver got since recovery began.
@@ -299,7 +299,7 @@ pub struct TcpEndpoint {
     syn_sent_at: Option<Instant>,
     syn_retransmitted: bool,
     consecutive_rtos: u32,
-    /// RFC 6937 state of the current SACK recovery, when `prr` is on.
+    /// RFC 9937 (PRR) state of the current SACK recovery, when `prr` is on.
     prr: Option<Prr>,
     /// Data segments still to be acknowledged at once (quick-ACK mode).
     quickacks_left: u32,
@@ -1243,12 +1243,17 @@ impl TcpEndpoint {
             }
         }
         self.detect_lost_retransmissions();
-        // RFC 6937 DeliveredData: the change in SND.UNA plus the change in SACKed bytes.
+        // RFC 9937 DeliveredData: the change in SND.UNA plus the change in SACKed bytes.
         let delivered =
             (self.snd_una - una_before + self.board.sacked_bytes()).saturating_sub(sacked_before);
-        self.prr_on_ack(delivered);
-        if outstanding && ack >= una_before {
+        let sampled = outstanding && ack >= una_before;
+        if sampled {
             self.account_losses();
+        }
+        // RFC 9937's SafeACK: SND.UNA advanced and the ACK showed no further loss.
+        let safe_ack = self.snd_una > una_before && self.rate.lost == lost_before;
+        self.prr_on_ack(delivered, safe_ack);
+        if sampled {
             let ca_state = match self.recovery {
                 RecoveryState::Open => CaState::Open,
                 RecoveryState::Fast { .. } => CaState::Recovery,
@@ -1318,8 +1323,12 @@ impl TcpEndpoint {
         self.lost_upto = self.lost_upto.max(l);
     }
 
-    /// RFC 6937 §3, on every ACK during SACK recovery: how much may be sent now.
-    fn prr_on_ack(&mut self, delivered_data: u64) {
+    /// RFC 9937, on every ACK during SACK recovery: how much may be sent now. Below
+    /// ssthresh the conservative bound (send what was delivered) applies, and the slow-start
+    /// bound's extra SMSS only on a SafeACK, as Linux's `tcp_cwnd_reduction` does; RFC
+    /// 6937's unconditional slow-start bound let a sender facing a steady high drop rate send
+    /// twice what got through, the whole recovery long.
+    fn prr_on_ack(&mut self, delivered_data: u64, safe_ack: bool) {
         let in_sack_recovery = matches!(
             self.recovery,
             RecoveryState::Fast {
@@ -1340,8 +1349,9 @@ impl TcpEndpoint {
                 (prr.delivered as u128 * ssthresh as u128).div_ceil(prr.recover_fs.max(1) as u128);
             (target as u64).saturating_sub(prr.out)
         } else {
-            // PRR-SSRB: back up to ssthresh, at most one SMSS beyond what was delivered.
-            let limit = prr.delivered.saturating_sub(prr.out).max(delivered_data) + smss;
+            // PRR-CRB, and PRR-SSRB's one SMSS more on a SafeACK; back up to ssthresh at most.
+            let conservative = prr.delivered.saturating_sub(prr.out).max(delivered_data);
+            let limit = conservative + if safe_ack { smss } else { 0 };
             (ssthresh - pipe).min(limit)
         };
         prr.budget = sndcnt;
