@@ -6,7 +6,7 @@ use airlink_phy::Modulation;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Summary {
     pub scenario: String,
     pub seed: u64,
@@ -18,7 +18,7 @@ pub struct Summary {
     pub links: Vec<LinkSummary>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct FlowSummary {
     pub id: u32,
     /// The scenario's name for the flow, if it gave one.
@@ -68,7 +68,7 @@ pub struct FlowSummary {
 }
 
 /// iperf's receiver totals (spec D.8).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct IperfSummary {
     /// Datagrams the sender numbered (the highest id received).
     pub datagrams: u64,
@@ -82,7 +82,7 @@ pub struct IperfSummary {
     pub throughput_bps: f64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct LinkSummary {
     pub name: &'static str,
     pub model: &'static str,
@@ -110,7 +110,7 @@ pub struct LinkSummary {
 }
 
 /// One user of a multi-user cell.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct CellUserSummary {
     /// Slots that served the user, and the frames of those that failed.
     pub slots_served: u64,
