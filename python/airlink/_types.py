@@ -195,6 +195,8 @@ class IperfSummary(TypedDict):
 
 
 class FlowSummary(TypedDict):
+    """One flow's counters, as its sender and receiver saw them."""
+
     #: Bytes delivered in order to the receiving application.
     bytes_delivered: int
     #: Bytes the application set out to transfer (`None`: until the stop time).
@@ -292,6 +294,8 @@ class CellUserSummary(TypedDict):
 
 
 class LinkSummary(TypedDict):
+    """One link's counters, as its model kept them."""
+
     #: The queue discipline's drops, marks and sojourn times (a link with an `aqm`).
     aqm: NotRequired[AqmSummary | None]
     arq_retransmissions: int
@@ -409,6 +413,8 @@ class EmulationSummary(TypedDict):
 
 
 class RunSummary(TypedDict):
+    """A simulation's summary (`summary.json`): the run, then per flow and per link counters."""
+
     #: Every flow completed (see [`FlowSummary::completed`]).
     completed: bool
     events: int

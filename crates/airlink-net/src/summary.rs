@@ -6,6 +6,7 @@ use airlink_phy::Modulation;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// A simulation's summary (`summary.json`): the run, then per flow and per link counters.
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Summary {
     pub scenario: String,
@@ -18,6 +19,7 @@ pub struct Summary {
     pub links: Vec<LinkSummary>,
 }
 
+/// One flow's counters, as its sender and receiver saw them.
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct FlowSummary {
     pub id: u32,
@@ -82,6 +84,7 @@ pub struct IperfSummary {
     pub throughput_bps: f64,
 }
 
+/// One link's counters, as its model kept them.
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct LinkSummary {
     pub name: &'static str,
