@@ -15,13 +15,15 @@ demo: setup
 test: setup lint test-rust test-python
 
 ## Guards: rustfmt, clippy (warnings are errors; model crates ban the clock, see their
-## clippy.toml), ruff, and the native module's stub checked against the built module.
+## clippy.toml), ruff, the native module's stub checked against the built module, and the
+## TypedDicts of its results (python/airlink/_types.py) regenerated from the Rust structs.
 lint: setup
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --release --quiet -- -D warnings
 	$(VENV)/bin/ruff check --quiet python tests
 	$(VENV)/bin/python -m mypy.stubtest airlink._core --concise \
 		--allowlist python/airlink/_core.stubtest-allowlist
+	$(VENV)/bin/python scripts/gen_result_types.py --check
 
 test-rust:
 	cargo test --workspace --release

@@ -7,7 +7,6 @@ with mkdocs' messages, next to the others, and `.ci/run` stays exactly `make tes
 from __future__ import annotations
 
 import html
-import json
 import os
 import re
 import subprocess
@@ -52,7 +51,7 @@ def test_scenario_reference_lists_every_key_of_the_core(site: Path) -> None:
     from airlink import _core
 
     page = text_of(site / "reference" / "scenario" / "index.html")
-    keys = json.loads(_core.scenario_keys())
+    keys = _core.scenario_keys()
     missing = [k["key"] for k in keys if k["key"] not in page]
     assert not missing, missing
     assert f"{len(keys)} keys" in page

@@ -22,7 +22,7 @@ from airlink.results import TABLE_COLUMNS
 
 from conftest import AIRLINK_COMMAND, VALIDATION
 
-CHECKS = json.loads(_core.doctor())
+CHECKS = _core.doctor()
 MISSING = [c["name"] for c in CHECKS if c["required"] and not c["ok"]]
 pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"emulation not possible here: {', '.join(MISSING)}")
 PY = sys.executable

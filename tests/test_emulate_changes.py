@@ -13,7 +13,7 @@ import pytest
 import airlink
 from airlink import _core, emulate as emulation
 
-CHECKS = {c["name"]: c for c in json.loads(_core.doctor())}
+CHECKS = {c["name"]: c for c in _core.doctor()}
 MISSING = [name for name, c in CHECKS.items() if c["required"] and not c["ok"]]
 pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"emulation not possible here: {', '.join(MISSING)}")
 

@@ -4,7 +4,6 @@ defines once, `_core.table_schema()`). Root only; skipped elsewhere with the rea
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -14,7 +13,7 @@ import airlink
 from airlink import _core, emulate as emulation
 from airlink.results import SCHEMA
 
-CHECKS = {c["name"]: c for c in json.loads(_core.doctor())}
+CHECKS = {c["name"]: c for c in _core.doctor()}
 MISSING = [name for name, c in CHECKS.items() if c["required"] and not c["ok"]]
 pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"emulation not possible here: {', '.join(MISSING)}")
 

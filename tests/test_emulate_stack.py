@@ -24,7 +24,7 @@ from airlink import _core, emulate as emulation
 
 from conftest import ADAPTIVE
 
-CHECKS = json.loads(_core.doctor())
+CHECKS = _core.doctor()
 MISSING = [c["name"] for c in CHECKS if c["required"] and not c["ok"]]
 pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"emulation not possible here: {', '.join(MISSING)}")
 
@@ -208,7 +208,7 @@ def test_garbage_datagrams_to_a_flow_are_counted_and_the_flow_completes(tmp_path
             time.sleep(0.05)
         assert emu.poll(h) == 0
     finally:
-        summary = json.loads(emu.stop())
+        summary = emu.summary()
     assert summary["stack"]["malformed"] >= 3  # 1, 5 and 3 bytes cannot hold a TCP header
     assert all(f["completed"] for f in summary["flows"])
 

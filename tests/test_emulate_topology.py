@@ -14,7 +14,7 @@ import airlink
 from airlink import _core, emulate as emulation
 from airlink.validate import tcp_data_flows
 
-CHECKS = {c["name"]: c for c in json.loads(_core.doctor())}
+CHECKS = {c["name"]: c for c in _core.doctor()}
 MISSING = [name for name, c in CHECKS.items() if c["required"] and not c["ok"]]
 pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"emulation not possible here: {', '.join(MISSING)}")
 

@@ -40,7 +40,7 @@ def emulate_trace_pair(tmp_path: Path) -> tuple[dict, dict]:
     transports are the same code)."""
     from airlink import _core, emulate as emulation
 
-    missing = [c["name"] for c in json.loads(_core.doctor()) if c["required"] and not c["ok"]]
+    missing = [c["name"] for c in _core.doctor() if c["required"] and not c["ok"]]
     if missing:
         pytest.skip(f"emulation not possible here: {', '.join(missing)}")
     scenario = "scenarios/topology/trace-pair.toml"

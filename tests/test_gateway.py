@@ -19,7 +19,7 @@ import pytest
 
 from airlink import _core, emulate as emulation
 
-CHECKS = {c["name"]: c for c in json.loads(_core.doctor())}
+CHECKS = {c["name"]: c for c in _core.doctor()}
 MISSING = [name for name, c in CHECKS.items() if c["required"] and not c["ok"]]
 MISSING += [tool for tool in ("iperf3", "ethtool") if shutil.which(tool) is None]
 pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"gateway test not possible here: {', '.join(MISSING)}")

@@ -28,7 +28,7 @@ import airlink
 from airlink import _core, emulate as emulation
 from airlink.control import Control, ControlError, _connect, socket_path
 
-CHECKS = {c["name"]: c for c in json.loads(_core.doctor())}
+CHECKS = {c["name"]: c for c in _core.doctor()}
 MISSING = [name for name, c in CHECKS.items() if c["required"] and not c["ok"]]
 pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"emulation not possible here: {', '.join(MISSING)}")
 IPERF = pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed")

@@ -5,7 +5,6 @@ so it can never disagree with the build it documents. Nothing is written into do
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from mkdocs.structure.files import File, Files
@@ -69,5 +68,5 @@ def render(keys: list[dict[str, Any]]) -> str:
 def on_files(files: Files, config: Any) -> Files:
     from airlink import _core
 
-    files.append(File.generated(config, PAGE, content=render(json.loads(_core.scenario_keys()))))
+    files.append(File.generated(config, PAGE, content=render(_core.scenario_keys())))
     return files

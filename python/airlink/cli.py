@@ -29,6 +29,7 @@ import json  # noqa: E402
 import signal  # noqa: E402
 import sys  # noqa: E402
 import tomllib  # noqa: E402
+from collections.abc import Mapping  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any, NoReturn  # noqa: E402
 
@@ -207,7 +208,7 @@ def check(scenario: Path, overrides: tuple[str, ...], as_json: bool) -> None:
 def keys(prefix: str, as_json: bool) -> None:
     """List every scenario key (or those starting with PREFIX): what it accepts, with units,
     its default and what it means. N stands for a flow's index."""
-    rows = [k for k in json.loads(_core.scenario_keys()) if k["key"].startswith(prefix)]
+    rows = [k for k in _core.scenario_keys() if k["key"].startswith(prefix)]
     if not rows:
         raise click.BadParameter(f"no scenario key starts with {prefix!r}", param_hint="PREFIX")
     if as_json:
@@ -671,7 +672,7 @@ def top(run: Path, interval: float) -> None:
         pass
 
 
-def _emulation_text(summary: dict[str, Any], resolved_scenario: str | None = None) -> str:
+def _emulation_text(summary: Mapping[str, Any], resolved_scenario: str | None = None) -> str:
     dp = summary["datapath"]
     lines = [f"{summary['scenario']}: {'completed' if summary['completed'] else 'NOT completed'} in {summary['duration_s']:.2f} s"]
     for c in summary["commands"]:
@@ -740,7 +741,7 @@ def udpgen() -> None:
 
 def _udpgen_call(fn: Any, as_json: bool, **kwargs: Any) -> None:
     try:
-        report = json.loads(fn(**kwargs))
+        report = fn(**kwargs)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     except _core.EmulationError as e:
@@ -985,7 +986,7 @@ def plot(runs: tuple[Path, ...], out: Path | None, force: bool) -> None:
 @json_option
 def doctor(as_json: bool) -> None:
     """Check what this machine allows the emulator: namespaces, TUN, privileges, congestion controls, RT."""
-    checks = json.loads(_core.doctor())
+    checks = _core.doctor()
     if as_json:
         click.echo(json.dumps(checks, indent=2))
     else:

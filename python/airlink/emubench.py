@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from airlink import emulate as emulation
+from airlink._types import TimingStats
 
 PARTS = ("linerate", "delay", "table2", "throughput", "cpu", "idle", "timing", "own", "gateway")
 # Unshaped: links at the fastest rate a scenario takes (a 1500-byte packet is 1.2 us on the
@@ -500,7 +501,7 @@ def gateway(folder: Path, *, quick: bool = False) -> dict[str, Any]:
     return out
 
 
-def timing_table(requests: int = 1000, max_ms: float = 100.0) -> list[dict[str, Any]]:
+def timing_table(requests: int = 1000, max_ms: float = 100.0) -> list[TimingStats]:
     from airlink import timing
 
     return timing.measure(requests=requests, max_ms=max_ms)

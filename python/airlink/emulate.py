@@ -47,6 +47,7 @@ from typing import Any
 from tqdm import tqdm
 
 from airlink import _core, files, iperf
+from airlink._types import EmulationSummary, Iperf3Results
 from airlink.atomic import atomic_folder
 from airlink.results import MANIFEST, SUMMARY, ParquetSink, make_manifest, write_empty_tables, write_json, write_table
 from airlink.scenarios import read_scenario_text
@@ -76,7 +77,7 @@ class EmulationResult:
     """One emulation run: its folder, summary and manifest."""
 
     path: Path | None
-    summary: dict[str, Any]
+    summary: EmulationSummary
     manifest: dict[str, Any]
 
     @property
@@ -131,11 +132,12 @@ def _ran(command: str, ran: str) -> dict[str, str]:
     return {} if ran == command else {"ran": ran}
 
 
-def _kernel_results(folder: Path, summary: dict[str, Any], invocations: dict[str, iperf.Invocation],
-                    commands: list[dict[str, Any]]) -> None:
+def _kernel_results(folder: Path, invocations: dict[str, iperf.Invocation], commands: list[dict[str, Any]]
+                    ) -> tuple[Iperf3Results | None, list[str]]:
     """The results of commands running the kernel's transports: iperf3's reports as the
-    ``intervals`` table and ``summary["iperf3"]``; ``flows`` (when sampling was off) and ``rtt``
-    empty with their columns, so every table reads as a DataFrame."""
+    ``intervals`` table, and for the summary as its ``iperf3`` (None without iperf3) and
+    warnings; ``flows`` (when sampling was off) and ``rtt`` empty with their columns, so every
+    table reads as a DataFrame."""
     write_empty_tables(folder, ("flows", "rtt"))
     reports: list[iperf.Report] = []
     warnings: list[str] = []
@@ -164,9 +166,8 @@ def _kernel_results(folder: Path, summary: dict[str, Any], invocations: dict[str
                         "(see " + ", ".join(f"{s}.stdout/.stderr" for s in invocations) + ")")
     elif invocations and not any(f["goodput_bps"] is not None for f in flows):
         warnings.append("iperf3 reported no totals: no goodput in the summary, only the interval reports it wrote")
-    if invocations:
-        summary["iperf3"] = {"flows": flows, "reports": sources, "warnings": warnings}
-    summary["warnings"] = summary.get("warnings", []) + warnings
+    results = Iperf3Results(flows=flows, reports=sources, warnings=warnings) if invocations else None
+    return results, warnings
 
 
 def _write_report_text(folder: Path, side: str, reports: list[iperf.Report]) -> None:
@@ -235,12 +236,11 @@ def _stop_reason(e: SystemExit) -> str:
     return f"signal {int(e.code) - 128}" if isinstance(e.code, int) and e.code > 128 else "exit"
 
 
-def _stop(emu: _core.Emulation, sink: ParquetSink) -> dict[str, Any]:
-    """Stops the emulation; writes the rest of its time series; returns its summary."""
-    summary = json.loads(emu.stop())
+def _stop(emu: _core.Emulation, sink: ParquetSink) -> None:
+    """Stops the emulation; writes the rest of its time series."""
+    emu.stop()
     sink.write(emu.drain())
     sink.close()
-    return summary
 
 
 def emulate(
@@ -313,7 +313,7 @@ def emulate(
             now = time.monotonic()
             if live is not None and now >= next_view:
                 next_view = now + LIVE_INTERVAL_S
-                answer = json.loads(emu.control('{"op": "state"}'))
+                answer = emu.control({"op": "state"})
                 if answer.get("ok"):
                     live(answer)
 
@@ -349,7 +349,7 @@ def emulate(
             interrupted = _stop_reason(e)
         finally:
             bar.close()
-            summary = _stop(emu, sink)
+            _stop(emu, sink)
         for c in commands:
             c.pop("handle", None)
             c.setdefault("exit_code", None)
@@ -358,16 +358,10 @@ def emulate(
                 for stream in ("stdout", "stderr"):
                     (tmp / f"{side}.{stream}").write_text("", encoding="utf-8")
         (tmp / CONTROL_SOCKET).unlink(missing_ok=True)  # the run removed it, unless stopping failed
-        if client is None:
-            finished = bool(summary.get("stack", {}).get("completed"))
-        else:
-            finished = any(c["side"] == "client" and c["exit_code"] == 0 for c in commands)
-        completed = finished and not timed_out and interrupted is None
-        summary["warnings"] = summary.get("warnings", []) + control_warnings
-        if client is not None:
-            _kernel_results(tmp, summary, invocations, commands)
-        summary.update(completed=completed, interrupted=interrupted, timed_out=timed_out,
-                       duration_s=time.monotonic() - started, commands=commands)
+        iperf3, kernel_warnings = _kernel_results(tmp, invocations, commands) if client is not None else (None, [])
+        summary = emu.summary(commands=commands, interrupted=interrupted, timed_out=timed_out,
+                              warnings=control_warnings + kernel_warnings, iperf3=iperf3)
+        completed = summary["completed"]
         manifest = make_manifest(
             version=version(), scenario_name=emu.name, source=source, seed=emu.seed, overrides=overrides,
             resolved_scenario=emu.resolved_scenario(), completed=completed, command=command,
@@ -431,10 +425,9 @@ def gateway(
             stopped_by = _stop_reason(e)
         finally:
             bar.close()
-            summary = _stop(emu, sink)
+            _stop(emu, sink)
         (tmp / CONTROL_SOCKET).unlink(missing_ok=True)
-        summary.update(completed=True, stopped_by=stopped_by, duration_s=time.monotonic() - started, commands=[])
-        summary["warnings"] = summary.get("warnings", []) + control_warnings
+        summary = emu.summary(stopped_by=stopped_by, warnings=control_warnings)
         manifest = make_manifest(
             version=version(), scenario_name=emu.name, source=source, seed=emu.seed, overrides=overrides,
             resolved_scenario=emu.resolved_scenario(), completed=True, command=None,

@@ -9,11 +9,11 @@ The measuring thread runs with SCHED_FIFO when permitted, like the datapath.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from airlink import _core
+from airlink._types import TimingStats
 
 METHODS = ("select-relative", "nanosleep-relative", "sleep-with-slack", "busy-wait", "absolute-sleep", "hybrid")
 
@@ -36,17 +36,17 @@ def measure(
     seed: int = 1,
     realtime: bool = True,
     progress: Callable[[str], None] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[TimingStats]:
     """Measures each method over the same request series; one dict of statistics per method."""
     rows = []
     for m in methods:
         if progress is not None:
             progress(m)
-        rows.append(json.loads(_core.timing_measure(m, requests, min_ms, max_ms, seed, realtime)))
+        rows.append(_core.timing_measure(m, requests, min_ms, max_ms, seed, realtime))
     return rows
 
 
-def format_table(rows: Sequence[dict[str, Any]]) -> str:
+def format_table(rows: Sequence[Mapping[str, Any]]) -> str:
     head = (f"{'method':<32} {'abs mean':>9} {'abs var':>9} {'rel mean':>9} {'rel var':>9} "
             f"{'abs p99':>9} {'drift':>9} {'cpu':>6}")
     units = f"{'':<32} {'ms':>9} {'ms^2':>9} {'':>9} {'':>9} {'ms':>9} {'ms':>9} {'%':>6}"

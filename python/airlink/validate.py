@@ -32,7 +32,7 @@ import math
 import re
 import shutil
 import struct
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -398,13 +398,13 @@ def _row(p: Point, stack: str, preset: str, seed: int) -> Row:
                queue_bdp=p.queue_bdp, queue_packets=50 if p.wipemu else p.queue_packets, flows=p.flows, seconds=p.seconds)
 
 
-def link_losses(summary: dict[str, Any]) -> int:
+def link_losses(summary: Mapping[str, Any]) -> int:
     """Packets the links on the way down dropped (queue, random loss, ARQ given up, bit errors)."""
     return sum(link[k] for link in summary["links"] if link["name"] in ("wired.down", "downlink")
                for k in ("queue_drops", "loss_drops", "packets_given_up", "checksum_drops"))
 
 
-def _emulator_held(summary: dict[str, Any]) -> str:
+def _emulator_held(summary: Mapping[str, Any]) -> str:
     """Why the emulator could not hold the link's schedule, or "" when it did."""
     dl = summary["datapath"]["downlink"]
     sched, actual = dl.get("scheduled_rate_bps") or 0, dl.get("actual_rate_bps") or 0
@@ -467,7 +467,7 @@ def run_kernel(p: Point, folder: Path, text: Path, seed: int, preset: str) -> tu
     return row, samples
 
 
-def _airlink_flow_metrics(row: Row, summary: dict[str, Any]) -> None:
+def _airlink_flow_metrics(row: Row, summary: Mapping[str, Any]) -> None:
     flows = summary["flows"]
     row.link_losses = link_losses(summary)
     row.retransmissions = sum(f["retransmissions"] for f in flows)
@@ -545,7 +545,7 @@ def _check_realtime_stack(emu: Row, sim: Row) -> None:
 
 def emulation_unavailable() -> str:
     """Why the emulated stacks cannot run here ("" when they can)."""
-    checks = json.loads(_core.doctor())
+    checks = _core.doctor()
     missing = [c["name"] for c in checks if c["required"] and not c["ok"]]
     if missing:
         return "emulation not possible here: " + ", ".join(missing)

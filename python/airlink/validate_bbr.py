@@ -22,7 +22,7 @@ kernel's) and every run's results folder.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -114,7 +114,7 @@ def window_metrics(flows: Any, seconds: float) -> dict[str, float]:
             "retransmissions": retrans if rtts else math.nan}
 
 
-def _fill(row: BbrRow, flows: Any, summary: dict[str, Any]) -> None:
+def _fill(row: BbrRow, flows: Any, summary: Mapping[str, Any]) -> None:
     for k, x in window_metrics(flows, row.seconds).items():
         setattr(row, k, x)
     row.link_losses = v.link_losses(summary)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from airlink import _core
@@ -39,7 +40,7 @@ def dumbbell(seconds: int, congestion: str | None = None, preset: str | None = N
     return text
 
 
-def _bottleneck(summary: dict[str, Any]) -> dict[str, Any]:
+def _bottleneck(summary: Mapping[str, Any]) -> dict[str, Any]:
     return next(link for link in summary["links"] if link["name"] == "downlink")
 
 

@@ -112,7 +112,7 @@ pub struct LiveCounters {
 }
 
 /// Delivery statistics of one direction (packets written to one TUN device).
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct Delivery {
     pub packets: u64,
     pub bytes: u64,
@@ -167,7 +167,7 @@ impl Delivery {
 }
 
 /// Lateness of packet writes against their due instants, in microseconds.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct Lateness {
     pub packets: u64,
     pub mean_us: f64,
@@ -178,7 +178,7 @@ pub struct Lateness {
 }
 
 /// What the datapath saw, returned when it stops.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct DatapathReport {
     pub duration_s: f64,
     pub wakeups: u64,

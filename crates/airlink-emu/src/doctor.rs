@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 /// One check: its name, whether it passed, what was found, and whether emulation needs it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Check {
     pub name: &'static str,
     pub ok: bool,

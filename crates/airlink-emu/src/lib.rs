@@ -802,7 +802,7 @@ fn flow_socket(
 
 /// A TUN device's counters as its namespace's kernel keeps them (`/proc/net/dev`, the
 /// figures of `ip -s link`): packets the kernel dropped there never reached airlink.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct TunCounters {
     /// Packets from the applications to airlink (read by the datapath) and dropped before.
     pub tx_packets: u64,
@@ -881,7 +881,7 @@ impl Drop for Emulation {
 /// An emulation's summary: per-link counters with the simulator's fields, airlink's own flows
 /// as the simulator sums them up, then what only emulation has (the datapath's timing, drops
 /// outside the links, the kernels' counters).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct EmulationSummary {
     pub scenario: String,
     pub seed: u64,
@@ -907,7 +907,7 @@ impl EmulationSummary {
 }
 
 /// Drops outside the links: none of them is the scenario's doing.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Drops {
     /// On arrival at a direction whose links held the emulator's memory bound already.
     pub in_flight_limit: ByDirection,
@@ -921,27 +921,27 @@ pub struct Drops {
     pub records_lost: u64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct ByDirection {
     pub downlink: u64,
     pub uplink: u64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct BySide {
     pub client: u64,
     pub server: u64,
 }
 
 /// SCHED_FIFO and timer slack of the datapath: whether all was granted, what was refused.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Realtime {
     pub granted: bool,
     pub refused: rt::RtReport,
     pub warnings: Vec<String>,
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct PcapSummary {
     pub records: u64,
     pub errors: Vec<String>,
@@ -951,7 +951,7 @@ pub struct PcapSummary {
 }
 
 /// The packets of a rewritten capture, or why it could not be rewritten.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Rewritten {
     Packets(u64),
@@ -965,7 +965,7 @@ impl From<Result<u64, String>> for Rewritten {
 }
 
 /// CPU time of airlink's threads, s.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct Cpu {
     pub datapath_s: f64,
     pub writer_s: f64,
@@ -974,7 +974,7 @@ pub struct Cpu {
 }
 
 /// airlink's own endpoints in emulation.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct StackSummary {
     #[serde(flatten)]
     pub report: stack::StackReport,

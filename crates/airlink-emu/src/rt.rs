@@ -10,7 +10,7 @@ pub const FIFO_PRIORITY: i32 = 50;
 pub const STACK_FIFO_PRIORITY: i32 = FIFO_PRIORITY - 1;
 
 /// What [`apply`] obtained; `None` = granted, `Some(reason)` = refused.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct RtReport {
     pub sched_fifo: Option<String>,
     pub mlockall: Option<String>,

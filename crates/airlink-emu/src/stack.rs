@@ -40,7 +40,7 @@ pub struct StackFlow {
 }
 
 /// What the stack saw, for the summary.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct StackReport {
     /// Every sized flow delivered all its bytes (unsized flows run to the stop time).
     pub completed: bool,

@@ -160,7 +160,7 @@ impl SleepWithSlack {
 }
 
 /// The ways of waiting that `airlink timing` compares.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Method {
     /// `select()` with a relative timeout (Seawind's original).
@@ -209,7 +209,7 @@ impl Method {
 }
 
 /// [S0]'s error statistics of one method over one series of requests (ms, ms², unitless).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct MethodStats {
     pub method: Method,
     pub name: &'static str,

@@ -108,7 +108,7 @@ impl Pacing {
 }
 
 /// What the sender did.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct SendReport {
     pub packets: u64,
     /// Payload bytes and IP bytes (payload + 28 per packet) sent.
@@ -323,7 +323,7 @@ impl RecvConfig {
 }
 
 /// What the receiver counted.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct RecvReport {
     /// Packets with airlink's magic and a sequence number.
     pub packets: u64,

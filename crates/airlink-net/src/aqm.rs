@@ -64,7 +64,7 @@ pub fn queue_disc<P: Packet + Send + 'static>(
 }
 
 /// A queue discipline's part of a link's summary.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct AqmSummary {
     /// `droptail`, `codel`, `fq_codel`, `pie` or `red`.
     pub kind: &'static str,

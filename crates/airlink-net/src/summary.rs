@@ -6,7 +6,8 @@ use airlink_phy::Modulation;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-#[derive(Clone, Debug, Serialize)]
+/// A simulation's summary (`summary.json`): the run, then per flow and per link counters.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Summary {
     pub scenario: String,
     pub seed: u64,
@@ -18,7 +19,8 @@ pub struct Summary {
     pub links: Vec<LinkSummary>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+/// One flow's counters, as its sender and receiver saw them.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct FlowSummary {
     pub id: u32,
     /// The scenario's name for the flow, if it gave one.
@@ -68,7 +70,7 @@ pub struct FlowSummary {
 }
 
 /// iperf's receiver totals (spec D.8).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct IperfSummary {
     /// Datagrams the sender numbered (the highest id received).
     pub datagrams: u64,
@@ -82,7 +84,8 @@ pub struct IperfSummary {
     pub throughput_bps: f64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+/// One link's counters, as its model kept them.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct LinkSummary {
     pub name: &'static str,
     pub model: &'static str,
@@ -110,7 +113,7 @@ pub struct LinkSummary {
 }
 
 /// One user of a multi-user cell.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct CellUserSummary {
     /// Slots that served the user, and the frames of those that failed.
     pub slots_served: u64,

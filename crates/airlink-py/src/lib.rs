@@ -17,6 +17,10 @@ use std::sync::Mutex;
 mod no_emulation;
 #[cfg(not(all(feature = "emulation", target_os = "linux")))]
 use no_emulation::*;
+#[cfg(all(feature = "emulation", target_os = "linux"))]
+mod emulation_summary;
+mod typed;
+use typed::to_py;
 /// Whether this build can emulate (`airlink._core.EMULATION`).
 const EMULATION: bool = cfg!(all(feature = "emulation", target_os = "linux"));
 
@@ -294,10 +298,10 @@ fn transport_parameters(
         .collect())
 }
 
-/// Every scenario key with what it accepts, its default and its documentation, as JSON.
+/// Every scenario key with what it accepts, its default and its documentation.
 #[pyfunction]
-fn scenario_keys() -> String {
-    serde_json::to_string(&airlink_scenario::keys::keys()).expect("keys serialise")
+fn scenario_keys(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    to_py(py, &airlink_scenario::keys::keys())
 }
 
 /// Warnings about a valid scenario that limits itself in a way its author probably did not
@@ -384,6 +388,10 @@ struct Emulation {
     emu: airlink_emu::Emulation,
     scenario: Scenario,
     children: std::collections::HashMap<u32, std::process::Child>,
+    traffic: emulation_summary::Traffic,
+    /// Wall time of the start, and of the stop once stopped: the summary's `duration_s`.
+    started: std::time::Instant,
+    stopped: Option<std::time::Instant>,
 }
 
 #[cfg(all(feature = "emulation", target_os = "linux"))]
@@ -419,6 +427,10 @@ impl Emulation {
             max_in_flight_bytes,
         };
         let _ = py;
+        let traffic = match gateway {
+            Some(_) => emulation_summary::Traffic::Gateway,
+            None => emulation_summary::Traffic::Commands,
+        };
         let emu = match &gateway {
             Some((client_side, server_side)) => {
                 airlink_emu::Emulation::start_gateway(&scenario, &opts, client_side, server_side)
@@ -430,6 +442,9 @@ impl Emulation {
             emu,
             scenario,
             children: Default::default(),
+            traffic,
+            started: std::time::Instant::now(),
+            stopped: None,
         })
     }
 
@@ -543,7 +558,9 @@ impl Emulation {
     /// Runs the scenario's flows with airlink's own transports (TCP variants, DCCP, UDP
     /// media) over UDP sockets in the two namespaces, from their start times on.
     fn start_flows(&mut self) -> PyResult<()> {
-        self.emu.start_flows().map_err(emu_err)
+        self.emu.start_flows().map_err(emu_err)?;
+        self.traffic = emulation_summary::Traffic::OwnFlows;
+        Ok(())
     }
 
     /// The flows of `start_flows` have finished (or the scenario's stop time passed).
@@ -562,19 +579,71 @@ impl Emulation {
         self.emu.listen(&path).map_err(emu_err)
     }
 
-    /// Answers one control request (a JSON line of the socket's protocol) directly.
-    fn control(&self, request: &str) -> String {
-        self.emu.control(request)
+    /// Answers one control request (an object of the socket's protocol, such as
+    /// `{"op": "state"}`) directly, as the socket would.
+    fn control<'py>(
+        &self,
+        py: Python<'py>,
+        request: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let request: serde_json::Value = pythonize::depythonize(request)?;
+        let answer: serde_json::Value =
+            serde_json::from_str(&self.emu.control(&request.to_string()))
+                .expect("control answers are JSON");
+        to_py(py, &answer)
     }
 
-    /// Stops everything (commands, namespaces, datapath) and returns the summary JSON.
-    fn stop(&mut self) -> String {
-        let v = self.emu.stop();
+    /// Stops everything (commands, namespaces, datapath); again, it does nothing.
+    fn stop(&mut self) {
+        self.emu.stop();
+        self.stopped.get_or_insert_with(std::time::Instant::now);
         for (_, mut c) in self.children.drain() {
             let _ = c.kill();
             let _ = c.wait();
         }
-        serde_json::to_string_pretty(&v).expect("summaries serialise")
+    }
+
+    /// Stops the emulation (if it still runs) and returns its summary, completed with how the
+    /// run went as the caller saw it: its `commands` (dicts with `side`, `command`, `start_s`,
+    /// and `ran`, `end_s`, `exit_code` where known), what `interrupted` it or whether it
+    /// `timed_out`, in gateway mode what it was `stopped_by`, the caller's `warnings` and
+    /// iperf3's parsed reports (`iperf3`). `completed` and `duration_s` are decided here.
+    #[pyo3(signature = (*, commands=None, interrupted=None, timed_out=false, stopped_by=None, warnings=Vec::new(), iperf3=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn summary<'py>(
+        &mut self,
+        py: Python<'py>,
+        commands: Option<&Bound<'py, PyAny>>,
+        interrupted: Option<String>,
+        timed_out: bool,
+        stopped_by: Option<String>,
+        warnings: Vec<String>,
+        iperf3: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let outcome = emulation_summary::Outcome {
+            commands: commands
+                .map(pythonize::depythonize)
+                .transpose()
+                .map_err(|e| PyValueError::new_err(format!("commands: {e}")))?
+                .unwrap_or_default(),
+            interrupted,
+            timed_out,
+            stopped_by,
+            warnings,
+            iperf3: iperf3
+                .map(pythonize::depythonize)
+                .transpose()
+                .map_err(|e| PyValueError::new_err(format!("iperf3: {e}")))?,
+        };
+        self.stop();
+        let stopped = self.stopped.unwrap_or_else(std::time::Instant::now);
+        let summary = emulation_summary::EmulationSummary::complete(
+            self.emu.stop(),
+            self.traffic,
+            (stopped - self.started).as_secs_f64(),
+            outcome,
+        );
+        to_py(py, &summary)
     }
 }
 
@@ -594,7 +663,7 @@ fn timing_method(method: &str) -> PyResult<airlink_emu::timing::Method> {
 }
 
 /// Measures `method` over `series` (ns) on a thread of its own (SCHED_FIFO when `realtime`
-/// and permitted); its statistics as JSON, with each request's actual duration when `with_actual`.
+/// and permitted); its statistics, with each request's actual duration when `with_actual`.
 #[cfg(all(feature = "emulation", target_os = "linux"))]
 fn timing_run(
     py: Python<'_>,
@@ -602,7 +671,7 @@ fn timing_run(
     series: Vec<u64>,
     realtime: bool,
     with_actual: bool,
-) -> String {
+) -> PyResult<Bound<'_, PyAny>> {
     use airlink_emu::timing;
     let ((stats, actual), rt) = py.detach(move || {
         std::thread::spawn(move || {
@@ -612,12 +681,12 @@ fn timing_run(
         .join()
         .expect("timing thread")
     });
-    let mut v = serde_json::to_value(&stats).expect("serialises");
-    v["realtime"] = serde_json::to_value(rt.map(|r| r.sched_fifo.is_none())).expect("serialises");
-    if with_actual {
-        v["actual_ns"] = serde_json::to_value(actual).expect("serialises");
-    }
-    v.to_string()
+    let result = typed::TimingStats {
+        stats,
+        realtime: rt.map(|r| r.sched_fifo.is_none()),
+        actual_ns: with_actual.then_some(actual),
+    };
+    to_py(py, &result)
 }
 
 /// Puts back the offloads a killed gateway left off on `iface`; returns those it turned on.
@@ -627,42 +696,42 @@ fn gateway_restore(iface: &str) -> Vec<String> {
     airlink_emu::gateway::restore_stale(iface)
 }
 
-/// Measures one way of waiting (airlink timing); returns its statistics as JSON.
+/// Measures one way of waiting (airlink timing); returns its statistics.
 #[cfg(all(feature = "emulation", target_os = "linux"))]
 #[pyfunction]
 #[pyo3(signature = (method, requests=1000, min_ms=1.0, max_ms=100.0, seed=1, realtime=true))]
-fn timing_measure(
-    py: Python<'_>,
+fn timing_measure<'py>(
+    py: Python<'py>,
     method: &str,
     requests: usize,
     min_ms: f64,
     max_ms: f64,
     seed: u64,
     realtime: bool,
-) -> PyResult<String> {
+) -> PyResult<Bound<'py, PyAny>> {
     let m = timing_method(method)?;
-    Ok(timing_run(
+    timing_run(
         py,
         m,
         airlink_emu::timing::request_series(requests, min_ms, max_ms, seed),
         realtime,
         false,
-    ))
+    )
 }
 
 /// Measures one way of waiting over the given requests (ns); its statistics and each request's
-/// actual duration (`actual_ns`) as JSON.
+/// actual duration (`actual_ns`).
 #[cfg(all(feature = "emulation", target_os = "linux"))]
 #[pyfunction]
 #[pyo3(signature = (method, requests_ns, realtime=true))]
-fn timing_measure_series(
-    py: Python<'_>,
+fn timing_measure_series<'py>(
+    py: Python<'py>,
     method: &str,
     requests_ns: Vec<u64>,
     realtime: bool,
-) -> PyResult<String> {
+) -> PyResult<Bound<'py, PyAny>> {
     let m = timing_method(method)?;
-    Ok(timing_run(py, m, requests_ns, realtime, true))
+    timing_run(py, m, requests_ns, realtime, true)
 }
 
 /// The Seawind study's request series: `n` whole milliseconds uniform on 0..=99 (ns).
@@ -673,13 +742,13 @@ fn timing_whole_ms_series(n: usize, seed: u64) -> Vec<u64> {
     airlink_emu::timing::whole_ms_series(n, seed)
 }
 
-/// The study's 1999 kernel timers modelled over the requests (ns): one JSON row per Table 1
-/// method (statistics, `jiffy_ns`, `slack`, `actual_ns`).
+/// The study's 1999 kernel timers modelled over the requests (ns): one row per Table 1
+/// method (statistics under the timer's name, `jiffy_ns`, `slack`, `actual_ns`).
 #[cfg(all(feature = "emulation", target_os = "linux"))]
 #[pyfunction]
-fn timing_model(requests_ns: Vec<u64>) -> String {
+fn timing_model(py: Python<'_>, requests_ns: Vec<u64>) -> PyResult<Bound<'_, PyAny>> {
     use airlink_emu::timing;
-    let rows: Vec<serde_json::Value> = timing::MODEL_1999
+    let rows: Vec<typed::TimingModelRow> = timing::MODEL_1999
         .iter()
         .map(|&t| {
             let actual = timing::model_series(t, &requests_ns);
@@ -688,23 +757,26 @@ fn timing_model(requests_ns: Vec<u64>) -> String {
             } else {
                 timing::Method::SelectRelative
             };
-            let mut v = serde_json::to_value(timing::stats(method, &requests_ns, &actual, 0.0))
-                .expect("serialises");
-            v["name"] = t.name.into();
-            v["jiffy_ns"] = t.jiffy_ns.into();
-            v["slack"] = t.slack.into();
-            v["actual_ns"] = serde_json::to_value(actual).expect("serialises");
-            v
+            typed::TimingModelRow {
+                stats: timing::MethodStats {
+                    name: t.name,
+                    ..timing::stats(method, &requests_ns, &actual, 0.0)
+                },
+                jiffy_ns: t.jiffy_ns,
+                slack: t.slack,
+                actual_ns: actual,
+            }
         })
         .collect();
-    serde_json::to_string(&rows).expect("serialises")
+    to_py(py, &rows)
 }
 
-/// Machine checks for emulation (airlink doctor), as JSON.
+/// Machine checks for emulation (airlink doctor).
 #[cfg(all(feature = "emulation", target_os = "linux"))]
 #[pyfunction]
-fn doctor(py: Python<'_>) -> String {
-    py.detach(|| serde_json::to_string_pretty(&airlink_emu::doctor::checks()).expect("serialises"))
+fn doctor(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    let checks = py.detach(airlink_emu::doctor::checks);
+    to_py(py, &checks)
 }
 
 /// A bit rate written as in scenarios ("120 Mbit/s"), in bit/s; ValueError with the
@@ -737,19 +809,19 @@ fn duration_ns(what: &str, seconds: f64) -> PyResult<u64> {
 
 /// airlink's UDP packet source (udpgen): sends `size`-byte payloads to `to` ("ADDR:PORT") at
 /// `rate_bps` (IP bytes; 0 = as fast as possible) for `seconds`, with UDP GSO when `gso` and
-/// the kernel allows it; returns its report as JSON.
+/// the kernel allows it; returns its report.
 #[cfg(all(feature = "emulation", target_os = "linux"))]
 #[pyfunction]
 #[pyo3(signature = (to, size=72, rate_bps=0, seconds=1.0, batch=64, gso=true))]
-fn udpgen_send(
-    py: Python<'_>,
+fn udpgen_send<'py>(
+    py: Python<'py>,
     to: &str,
     size: usize,
     rate_bps: u64,
     seconds: f64,
     batch: usize,
     gso: bool,
-) -> PyResult<String> {
+) -> PyResult<Bound<'py, PyAny>> {
     use airlink_emu::udpgen;
     let cfg = udpgen::SendConfig {
         to: socket_addr("destination", to)?,
@@ -762,7 +834,7 @@ fn udpgen_send(
     cfg.validate().map_err(PyValueError::new_err)?;
     let r =
         detach_stoppable(py, |stop| udpgen::send(&cfg, stop))?.map_err(EmulationError::new_err)?;
-    Ok(serde_json::to_string(&r).expect("serialises"))
+    to_py(py, &r)
 }
 
 /// airlink's UDP packet sink (udpgen): counts what arrives at `bind` ("ADDR:PORT") for at most
@@ -771,14 +843,14 @@ fn udpgen_send(
 #[cfg(all(feature = "emulation", target_os = "linux"))]
 #[pyfunction]
 #[pyo3(signature = (bind, seconds=10.0, idle=1.0, batch=64, ready=None))]
-fn udpgen_recv(
-    py: Python<'_>,
+fn udpgen_recv<'py>(
+    py: Python<'py>,
     bind: &str,
     seconds: f64,
     idle: f64,
     batch: usize,
     ready: Option<std::path::PathBuf>,
-) -> PyResult<String> {
+) -> PyResult<Bound<'py, PyAny>> {
     use airlink_emu::udpgen;
     let idle_ns = if idle == 0.0 {
         0
@@ -795,7 +867,7 @@ fn udpgen_recv(
     cfg.validate().map_err(PyValueError::new_err)?;
     let r =
         detach_stoppable(py, |stop| udpgen::recv(&cfg, stop))?.map_err(EmulationError::new_err)?;
-    Ok(serde_json::to_string(&r).expect("serialises"))
+    to_py(py, &r)
 }
 
 #[pymodule]
@@ -824,5 +896,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_event_queue, m)?)?;
     m.add_function(wrap_pyfunction!(dumbbell_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(table_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(typed::result_schemas, m)?)?;
     Ok(())
 }

@@ -33,10 +33,13 @@ impl Emulation {
     }
 }
 
-/// Machine checks for emulation (airlink doctor), as JSON: one failing required check.
+/// Machine checks for emulation (airlink doctor): one failing required check.
 #[pyfunction]
-pub(crate) fn doctor() -> String {
-    serde_json::json!([{ "name": "emulation in this build", "ok": false, "required": true, "detail": NO_EMULATION }]).to_string()
+pub(crate) fn doctor(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    crate::to_py(
+        py,
+        &serde_json::json!([{ "name": "emulation in this build", "ok": false, "required": true, "detail": NO_EMULATION }]),
+    )
 }
 
 macro_rules! refusing {

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 /// One key of a scenario file.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct KeyDoc {
     /// Dotted path, `N` standing for a flow's index: `flow.N.tcp.rwnd`.
     pub key: String,

@@ -20,7 +20,6 @@ that means for emulating slow wireless links (GSM data, HSCSD, GPRS) at a given 
 
 from __future__ import annotations
 
-import json
 import math
 import tempfile
 from collections.abc import Callable, Sequence
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from airlink import _core, runner
+from airlink._types import TimingModelRow, TimingStats
 from airlink.scenarios import scenario_dir
 from airlink.timing import PAPER
 
@@ -134,7 +134,7 @@ def _scenario(name: str) -> str:
 
 def emulation_missing() -> list[str]:
     """What this machine lacks for emulation (``airlink doctor``'s required checks)."""
-    return [c["name"] for c in json.loads(_core.doctor()) if c["required"] and not c["ok"]]
+    return [c["name"] for c in _core.doctor() if c["required"] and not c["ok"]]
 
 
 @dataclass
@@ -201,16 +201,16 @@ class Reproduction:
 
 
 def measure_table1(measured_requests: int = REQUESTS, seed: int = 1, methods: Sequence[str] | None = None,
-                   tick: Callable[[], None] = lambda: None) -> tuple[list[int], list[dict[str, Any]], list[dict[str, Any]]]:
+                   tick: Callable[[], None] = lambda: None) -> tuple[list[int], list[TimingStats], list[TimingModelRow]]:
     """The study's series of 1000 requests, modelled whole; each method measured over its first
     ``measured_requests`` (SCHED_FIFO when permitted)."""
     series = _core.timing_whole_ms_series(REQUESTS, seed)
     chosen = methods or [m for _, m, _ in TABLE1_ROWS] + list(EXTRA_METHODS)
     measured = []
     for m in chosen:
-        measured.append(json.loads(_core.timing_measure_series(m, series[:measured_requests], True)))
+        measured.append(_core.timing_measure_series(m, series[:measured_requests], True))
         tick()
-    return series, measured, json.loads(_core.timing_model(series))
+    return series, measured, _core.timing_model(series)
 
 
 def fig1_model(rate_bps: float, packet_bytes: int = 100) -> dict[str, float]:
