@@ -840,6 +840,32 @@ def _validate_bbr(preset: str, seed: int, seconds: float | None, only: tuple[str
     click.echo(f"report: {out / 'README.md'}")
 
 
+@validate.command("aqm")
+@click.option("--seconds", type=click.IntRange(5), default=30, show_default=True, help="Transfer time per point.")
+@click.option("--only", multiple=True, metavar="TEXT", help="Only points whose name contains TEXT (repeatable).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("reports/validate-aqm"),
+              show_default=True, help="Report folder; it appears when the run is complete.")
+@click.option("--force", is_flag=True, help="Replace an existing report folder.")
+def validate_aqm(seconds: int, only: tuple[str, ...], out: Path, force: bool) -> None:
+    """airlink's queue disciplines (drop-tail, CoDel, FQ-CoDel, PIE, RED) against ns-3's on the
+    same dumbbell, 1 and 4 NewReno flows: goodput, mean queue and drops (airlink.validate_aqm).
+    ns-3 comes from the `ns3` wheel on PyPI, installed on first use into a cached virtual
+    environment (about 5 minutes; AIRLINK_NS3_PYTHON names an interpreter that has it)."""
+    from airlink import validate_aqm as v
+    from airlink.atomic import atomic_folder
+
+    points = [p for p in v.matrix(seconds) if not only or any(o in p.name for o in only)]
+    if not points:
+        raise click.BadParameter("no matrix point matches", param_hint="--only")
+    check_output(out, "validation", replace=force)
+    python = v.ns3_python()
+    with atomic_folder(out, replace=force, kind="validation") as tmp:
+        df = v.compare(points, tmp / "runs", python, progress=lambda m: click.echo(m, err=True))
+        v.write_report(df, tmp)
+    click.echo(v.format_table(df))
+    click.echo(f"report: {out / 'README.md'}")
+
+
 @cli.command()
 @click.argument("experiment", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
