@@ -613,7 +613,10 @@ fn changes(s: &sc::Scenario, t: &sc::topology::Topology) -> Result<Vec<TimedChan
 /// A change made to a running network (its `at` ignored), in the network's terms; check it
 /// first with [`sc::Scenario::validate_live_change`].
 pub fn live_change(s: &sc::Scenario, c: &sc::ChangeConfig) -> Result<NetChange, BuildError> {
-    net_change(s, &topology(s)?, c)
+    let t = topology(s)?;
+    let change = net_change(s, &t, c)?;
+    crate::model::keeps_users(&t, &start_paths(&t), &changes(s, &t)?, &change)?;
+    Ok(change)
 }
 
 /// One `[[change]]` in the network's terms.
@@ -686,6 +689,18 @@ pub fn link_parameters(s: &sc::Scenario) -> Result<Vec<LinkChange>, BuildError> 
         .collect())
 }
 
+/// Each flow's paths at the start, in link ids.
+fn start_paths(t: &sc::topology::Topology) -> Vec<FlowPath> {
+    let ids = |path: &[usize]| path.iter().map(|&l| l as LinkId).collect::<Vec<_>>();
+    t.paths
+        .iter()
+        .map(|(down, up)| FlowPath {
+            down: ids(down),
+            up: ids(up),
+        })
+        .collect()
+}
+
 impl<P: Packet + Send + 'static> Network<P> {
     /// Builds the scenario's links and each flow's path. The scenario must be [`resolve`]d
     /// (every default filled in), as the drivers' builds do.
@@ -701,15 +716,7 @@ impl<P: Packet + Send + 'static> Network<P> {
                 t.links.len()
             )));
         }
-        let ids = |path: &[usize]| path.iter().map(|&l| l as LinkId).collect::<Vec<_>>();
-        let paths: Vec<FlowPath> = t
-            .paths
-            .iter()
-            .map(|(down, up)| FlowPath {
-                down: ids(down),
-                up: ids(up),
-            })
-            .collect();
+        let paths = start_paths(&t);
         let changes = changes(s, &t)?;
         let users = flows_over_run(t.links.len(), &paths, &changes);
         let links = t

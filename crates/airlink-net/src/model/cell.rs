@@ -112,4 +112,9 @@ impl NetModel for sc::CellConfig {
     fn shared_by_users(&self) -> bool {
         true
     }
+
+    /// Its user table is made when it is built (one channel per user).
+    fn users_fixed(&self) -> bool {
+        true
+    }
 }

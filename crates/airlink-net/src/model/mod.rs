@@ -90,6 +90,13 @@ pub(crate) trait NetModel {
         false
     }
 
+    /// Whether the flows it serves are fixed when it is built (a cell's user table), so that
+    /// a change made while the network runs cannot move a flow onto it unless the flow uses it
+    /// at some time of the scenario's run. Default: no.
+    fn users_fixed(&self) -> bool {
+        false
+    }
+
     /// Whether netem's impairments (`impair`, `netem`) go after it. Default: yes.
     fn impairable(&self) -> bool {
         true
@@ -127,6 +134,39 @@ pub(crate) fn warnings(model: &sc::LinkModel, name: &str) -> Vec<String> {
 /// Whether a model's users share its capacity (see [`NetModel::shared_by_users`]).
 pub(crate) fn shared_by_users(model: &sc::LinkModel) -> bool {
     with_model!(model, m => m.shared_by_users())
+}
+
+/// Refuses a change made while the network runs that moves a flow onto a link whose users are
+/// fixed when it is built ([`NetModel::users_fixed`]) and that the flow never crosses over the
+/// scenario's run (`paths`, `changes`: its start paths and timed changes).
+pub(crate) fn keeps_users(
+    t: &sc::topology::Topology,
+    paths: &[FlowPath],
+    changes: &[TimedChange],
+    change: &NetChange,
+) -> Result<(), BuildError> {
+    let NetChange::Path {
+        flow,
+        down: Some(down),
+        ..
+    } = change
+    else {
+        return Ok(());
+    };
+    let users = flows_over_run(t.links.len(), paths, changes);
+    let stranger = down.iter().map(|&l| l as usize).find(|&l| {
+        let model = &t.links[l].model;
+        with_model!(model, m => m.users_fixed()) && users[l].binary_search(flow).is_err()
+    });
+    match stranger {
+        None => Ok(()),
+        Some(l) => {
+            let (name, kind) = (&t.links[l].name, t.links[l].model.kind());
+            Err(BuildError(format!(
+                "flow {flow} never crosses \"{name}\" in the scenario, and a {kind}'s users are fixed when it is built: expected a path through links the flow uses (a [[change]] in the scenario file that moves it onto \"{name}\" makes it one of its users)"
+            )))
+        }
+    }
 }
 
 /// Whether netem's impairments go after a model (see [`NetModel::impairable`]).
@@ -173,4 +213,97 @@ pub fn flows_over_run(links: usize, paths: &[FlowPath], changes: &[TimedChange])
         f.dedup();
     }
     flows
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::build::live_change;
+    use crate::{FlowPath, NetChange, Network, TimedChange};
+    use airlink_engine::Instant;
+    use airlink_scenario::{ChangeConfig, FlowRef, Scenario};
+
+    /// Two flows between the same hosts, one through a pipe and one through a cell; a
+    /// `[[change]]` moves the first onto the cell at 2 s.
+    const MOVED_ONTO_A_CELL: &str =
+        include_str!("../../../../tests/scenarios/cell-path-change.toml");
+
+    /// Packets are never sent: only the built network is looked at.
+    struct Nothing;
+
+    impl airlink_link::Packet for Nothing {
+        fn wire_len(&self) -> u32 {
+            0
+        }
+        fn flip_bit(&mut self, _bit: u64) {}
+        fn flow(&self) -> u32 {
+            0
+        }
+    }
+
+    fn scenario(text: &str) -> Scenario {
+        let s = Scenario::from_toml(text, "cell-path-change.toml").unwrap();
+        crate::build::resolve(&s).unwrap()
+    }
+
+    #[test]
+    fn a_flow_is_a_user_of_every_link_it_crosses_at_some_time() {
+        let paths = [
+            FlowPath {
+                down: vec![0],
+                up: vec![2],
+            },
+            FlowPath {
+                down: vec![1],
+                up: vec![2],
+            },
+        ];
+        let moved = |at, flow, down: Option<Vec<u16>>| TimedChange {
+            at: Instant::from_nanos(at),
+            change: NetChange::Path {
+                flow,
+                down,
+                up: None,
+            },
+        };
+        let changes = [moved(5, 0, Some(vec![1])), moved(9, 1, None)];
+        let users = super::flows_over_run(4, &paths, &changes);
+        assert_eq!(users, vec![vec![0], vec![0, 1], vec![], vec![]]);
+    }
+
+    #[test]
+    fn a_cell_has_a_user_for_a_flow_a_timed_change_moves_onto_it() {
+        let s = scenario(MOVED_ONTO_A_CELL);
+        let net: Network<Nothing> = Network::build(&s).unwrap();
+        assert_eq!(net.links[1].model, "cell");
+        let t = s.topology().unwrap();
+        let users = super::flows_over_run(t.links.len(), &net.paths, &net.changes);
+        assert_eq!(users[1], vec![0, 1], "both flows are the cell's users");
+    }
+
+    fn move_a_onto_the_cell() -> ChangeConfig {
+        ChangeConfig {
+            at: airlink_scenario::units::Time(airlink_engine::Duration::ZERO),
+            link: None,
+            set: None,
+            state: None,
+            packets: None,
+            flow: Some(FlowRef::Name("a".into())),
+            path: Some(vec!["cell-down".into()]),
+            return_path: None,
+        }
+    }
+
+    #[test]
+    fn a_live_change_onto_a_cell_is_refused_for_a_flow_that_is_not_its_user() {
+        let without_change = MOVED_ONTO_A_CELL
+            .split("[[change]]")
+            .next()
+            .unwrap()
+            .to_owned();
+        let e = live_change(&scenario(&without_change), &move_a_onto_the_cell()).unwrap_err();
+        assert!(e.0.contains("flow 0 never crosses \"cell-down\""), "{e}");
+        // With the scenario's own change moving it there, flow a is a user: the move is fine.
+        let ok = live_change(&scenario(MOVED_ONTO_A_CELL), &move_a_onto_the_cell()).unwrap();
+        assert!(matches!(ok, NetChange::Path { flow: 0, .. }));
+    }
 }
