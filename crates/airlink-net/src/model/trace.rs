@@ -1,5 +1,5 @@
-//! A trace-driven link in the network's terms, built from its scenario table: the capacity file (Mahimahi's,
-//! LeoReplayer's or the CSV form), and the delay and loss series beside it.
+//! A trace-driven link in the network's terms, built from its scenario table: the capacity
+//! file (Mahimahi's, LeoReplayer's or the CSV form), and the delay and loss series beside it.
 
 use super::{NetModel, Site};
 use crate::build::{BuildError, BuiltLink};
