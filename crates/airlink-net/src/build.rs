@@ -3,28 +3,17 @@
 
 use crate::flow::{Ends, Flow};
 use crate::{FlowPath, LinkId, NetChange, Network, TimedChange};
-use airlink_channel::{
-    CellChannel, CellChannelConfig, OfdmChannel, OfdmChannelConfig, PredictionModel, Shadowing,
-    TapProfile, CELL_SHADOWING,
-};
-use airlink_engine::{Instant, RngStream};
-use airlink_link::{
-    bianchi_saturation_bps, Association, Attachment, CellDownlink, CellParams, FerModel, Link,
-    LinkChange, Ofdm4gDownlink, Ofdm4gModulation, Ofdm4gParams, Packet, Pipe, PipeParams,
-    QueueLimit, RateSet, SlotAllocation, WlanLink, WlanParams, WlanRoute,
-};
-use airlink_phy::{LocalSwitching, Modulation, ModulationTable, OddKModel, SwitchingRule};
+use airlink_engine::Instant;
+use airlink_link::{Link, LinkChange, Packet};
 use airlink_scenario as sc;
-use airlink_sched::{SchedulerConfig, TcpParams};
 use airlink_transport::dccp::{AckRatioMode, Ccid, DccpApp, DccpConfig, DccpEndpoint};
 use airlink_transport::udp::{IperfReceiver, Traffic, UdpSender, UdpSourceConfig};
 use airlink_transport::{
     AfcConfig, CongestionConfig, CubicConfig, DeviceLimit, DeviceLimitConfig, Recovery, Role,
     TcpConfig, TcpEndpoint, VenoConfig,
 };
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock};
 
 /// A `'static` copy of a generated component name, made once per distinct name (the
 /// metrics tables hold names as `&'static str`; a sweep reuses the same few names).
@@ -39,74 +28,6 @@ fn intern(name: String) -> &'static str {
     leaked
 }
 
-/// [`ModulationTable::new`], remembered per process: its numerical search costs about as much
-/// as a whole WIPEMU run, and a sweep builds the same few tables thousands of times. A pure
-/// function of its inputs, so the cache cannot change a result.
-fn modulation_table(
-    set: &[Modulation],
-    rule: SwitchingRule,
-    mean_snr_lin: f64,
-    nmse: f64,
-    symbols: u32,
-    odd_k: OddKModel,
-) -> Result<ModulationTable, BuildError> {
-    type Key = (Vec<Modulation>, Option<u64>, u64, u64, u32, OddKModel);
-    static TABLES: OnceLock<Mutex<HashMap<Key, ModulationTable>>> = OnceLock::new();
-    let tables = TABLES.get_or_init(Default::default);
-    let target = match rule {
-        SwitchingRule::TargetBer(b) => Some(b.to_bits()),
-        SwitchingRule::MaxThroughput => None,
-    };
-    let key = (
-        set.to_vec(),
-        target,
-        mean_snr_lin.to_bits(),
-        nmse.to_bits(),
-        symbols,
-        odd_k,
-    );
-    if let Some(table) = tables.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok(table.clone());
-    }
-    let table = ModulationTable::new(set, rule, mean_snr_lin, nmse, symbols, odd_k)
-        .map_err(|e| BuildError(format!("cannot build the modulation table: {e:?}")))?;
-    tables
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(key, table.clone());
-    Ok(table)
-}
-
-/// [`LocalSwitching`] per (set, rule, ε, N, odd-k model), shared by every run of the process
-/// so that each 0.5 dB table is built once per sweep worker, not once per run.
-fn local_switching(
-    set: &[Modulation],
-    rule: SwitchingRule,
-    mean_snr_lin: f64,
-    nmse: f64,
-    symbols: u32,
-    odd_k: OddKModel,
-) -> Result<Arc<LocalSwitching>, BuildError> {
-    type Key = (Vec<Modulation>, u64, u32, OddKModel);
-    static SETS: OnceLock<Mutex<HashMap<Key, Arc<LocalSwitching>>>> = OnceLock::new();
-    debug_assert_eq!(
-        rule,
-        SwitchingRule::MaxThroughput,
-        "only max-throughput levels depend on the mean"
-    );
-    let key = (set.to_vec(), nmse.to_bits(), symbols, odd_k);
-    let mut sets = SETS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if let Some(local) = sets.get(&key) {
-        return Ok(Arc::clone(local));
-    }
-    let local = LocalSwitching::new(set, rule, nmse, symbols, odd_k, mean_snr_lin)
-        .map_err(|e| BuildError(format!("cannot build the modulation table: {e:?}")))?;
-    Ok(Arc::clone(sets.entry(key).or_insert(Arc::new(local))))
-}
-
 /// A scenario that parsed but cannot be built into models.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BuildError(pub String);
@@ -118,24 +39,6 @@ impl fmt::Display for BuildError {
 }
 impl std::error::Error for BuildError {}
 
-fn queue_limit(q: sc::units::QueueLimit) -> QueueLimit {
-    match q {
-        sc::units::QueueLimit::Packets(n) => QueueLimit::Packets(n),
-        sc::units::QueueLimit::Bytes(b) => QueueLimit::Bytes(b),
-    }
-}
-
-fn pipe_params(p: &sc::PipeConfig) -> PipeParams {
-    PipeParams {
-        rate_bps: p.rate.map(|r| r.0),
-        delay: p.delay.0,
-        queue_limit: queue_limit(p.queue),
-        loss: p.loss.0,
-        bit_error_rate: p.bit_error_rate.0,
-        error_burst_bits: p.error_burst_bits.map(|b| b.get()),
-    }
-}
-
 /// A link model built from a scenario, for any packet type (the simulator's and the
 /// emulator's packets run through the same models).
 pub struct BuiltLink<P> {
@@ -146,327 +49,14 @@ pub struct BuiltLink<P> {
     pub link: Box<dyn Link<P> + Send>,
 }
 
-/// Builds one link model. `name` is its name in results and the name its random streams
-/// derive from; `key` is where the scenario describes it, for messages; `flows` are the flows
-/// whose packets it carries server to client (a cell's users); `event_log`: a cell reports
-/// every slot it serves.
-fn build_link<P: Packet + Send + 'static>(
-    name: &'static str,
-    model: &sc::LinkModel,
-    seed: u64,
-    key: &str,
-    flows: &[u32],
-    event_log: bool,
-) -> Result<BuiltLink<P>, BuildError> {
-    match model {
-        sc::LinkModel::Pipe(p) => Ok(pipe(name, p, seed)),
-        sc::LinkModel::Gprs(g) => Ok(BuiltLink {
-            model: "gprs",
-            ..pipe(name, &g.pipe(), seed)
-        }),
-        sc::LinkModel::Trace(t) => crate::trace_build::trace_link(name, t, seed, key),
-        sc::LinkModel::Leo(l) => Ok(crate::trace_build::leo_link(name, l, seed)),
-        sc::LinkModel::Ofdm4g(o) => ofdm4g(name, o, seed, key),
-        sc::LinkModel::Cell(c) => cell(name, c, seed, key, flows, event_log),
-        sc::LinkModel::Wlan(_) => unreachable!("a WLAN is built by `wlan`, from the topology"),
-    }
-}
-
-/// The WLAN parameters of a scenario's `[link.NAME.wlan]`.
-pub fn wlan_params(w: &sc::WlanConfig) -> WlanParams {
-    WlanParams {
-        phy_rate_bps: w.phy_rate.0,
-        ack_rate_bps: w.basic_rate.0,
-        slot: w.slot.0,
-        cw_min: w.cw_min,
-        cw_max: w.cw_max,
-        retry_limit: w.retry_limit,
-        frame_error_rate: w.frame_error_rate.0,
-        queue_limit: Some(queue_limit(w.queue)),
-        ..WlanParams::default()
-    }
-}
-
-/// Every path each flow takes over the run: its start paths, then each timed path change's
-/// (hand-offs' and `[[change]]`s'); `None`: that direction keeps the path it had.
-fn paths_over_run<'a>(
-    paths: &'a [FlowPath],
-    changes: &'a [TimedChange],
-) -> impl Iterator<Item = (u32, Option<&'a [LinkId]>, Option<&'a [LinkId]>)> + 'a {
-    let start = paths
-        .iter()
-        .enumerate()
-        .map(|(f, p)| (f as u32, Some(&p.down[..]), Some(&p.up[..])));
-    let moved = changes.iter().filter_map(|c| match &c.change {
-        NetChange::Path { flow, down, up } => Some((*flow, down.as_deref(), up.as_deref())),
-        _ => None,
-    });
-    start.chain(moved)
-}
-
-/// Per link, the flows whose packets cross it server to client at some time of the run (a
-/// cell's users), in flow order: a flow a change moves onto a link later is one of its users
-/// from the start.
-pub fn flows_over_run(links: usize, paths: &[FlowPath], changes: &[TimedChange]) -> Vec<Vec<u32>> {
-    let mut flows = vec![Vec::new(); links];
-    for (f, down, _) in paths_over_run(paths, changes) {
-        for &l in down.unwrap_or_default() {
-            flows[l as usize].push(f);
-        }
-    }
-    for f in &mut flows {
-        f.sort_unstable();
-        f.dedup();
-    }
-    flows
-}
-
-/// WLAN `l` of the topology: its stations are those it starts with and those hand-offs bring;
-/// each flow whose path crosses it (at the start or after a change) has its route there.
-fn wlan<P: Packet + Send + 'static>(
-    s: &sc::Scenario,
-    t: &sc::topology::Topology,
-    paths: &[FlowPath],
-    changes: &[TimedChange],
-    l: usize,
-    name: &'static str,
-) -> Result<BuiltLink<P>, BuildError> {
-    let link = &t.links[l];
-    let key = link.key.join(".");
-    let sc::LinkModel::Wlan(w) = &link.model else {
-        unreachable!("a WLAN")
-    };
-    // Hops are found with every WLAN's stations over the whole run.
-    let mut all = t.links.clone();
-    for x in all
-        .iter_mut()
-        .filter(|x| matches!(x.model, sc::LinkModel::Wlan(_)))
-    {
-        x.stations = x.all_stations(s);
-    }
-    let stations = &all[l].stations;
-    let attach = |host: &str| match stations.iter().position(|h| h == host) {
-        Some(i) => Attachment::Station(i as u32),
-        None => Attachment::Wired,
-    };
-    let mut routes: HashMap<u32, WlanRoute> = HashMap::new();
-    for (f, down, up) in paths_over_run(paths, changes) {
-        let flow = &s.flow[f as usize];
-        let (server, client) = (
-            flow.server.as_deref().unwrap_or("server"),
-            flow.client.as_deref().unwrap_or("client"),
-        );
-        let indices = |p: Option<&[LinkId]>| {
-            p.unwrap_or_default()
-                .iter()
-                .map(|&l| l as usize)
-                .collect::<Vec<_>>()
-        };
-        let (down, up) = (indices(down), indices(up));
-        let hops = sc::topology::path_hosts(&all, &down, server, client)
-            .into_iter()
-            .zip(down.iter())
-            .map(|((a, b), &k)| (k, a, b));
-        let back = sc::topology::path_hosts(&all, &up, client, server)
-            .into_iter()
-            .zip(up.iter())
-            .map(|((a, b), &k)| (k, b, a));
-        for (_, server_side, client_side) in hops.chain(back).filter(|h| h.0 == l) {
-            let route = WlanRoute {
-                server: attach(&server_side),
-                client: attach(&client_side),
-            };
-            if *routes.entry(f).or_insert(route) != route {
-                return Err(BuildError(format!("{key}: flow {f} crosses the WLAN between different hosts on its two paths: expected one route")));
-            }
-        }
-    }
-    let index = |h: &str| {
-        stations
-            .iter()
-            .position(|x| x == h)
-            .expect("a station of the WLAN") as u32
-    };
-    let mut handoffs = Vec::new();
-    for h in &t.handoffs {
-        let c = &s.handoff[h.index];
-        let (at, end) = (Instant::ZERO + c.at.0, Instant::ZERO + c.at.0 + c.outage.0);
-        if h.from == l {
-            handoffs.push(Association::Leave {
-                station: index(&c.station),
-                at,
-                resume: end,
-                queued_lost: c.queued_lost.0,
-            });
-        }
-        if h.to == l {
-            handoffs.push(Association::Join {
-                station: index(&c.station),
-                at,
-                until: end,
-            });
-        }
-    }
-    let fallback = routes.iter().min_by_key(|r| r.0).map(|r| *r.1);
-    let present: Vec<u32> = (0..link.stations.len() as u32).collect();
-    let mut model = WlanLink::new(
-        wlan_params(w),
-        stations.len() as u32,
-        routes,
-        RngStream::derive(s.seed, name),
-    )
-    .map_err(|e| BuildError(format!("{key}: {e}")))?;
-    if let Some(r) = fallback {
-        model = model.with_fallback(r);
-    }
-    Ok(BuiltLink {
-        name,
-        model: "wlan",
-        link: Box::new(model.with_associations(&present, handoffs)),
-    })
-}
-
-/// A cell's downlink whose users are `flows`, in order. Its channel's stream is
-/// `NAME.channel` and its own `NAME`: runs that differ only in the scheduler see the same
-/// placements, fades, estimation errors and frame error draws.
-fn cell<P: Packet + Send + 'static>(
-    name: &'static str,
-    c: &sc::CellConfig,
-    seed: u64,
-    key: &str,
-    flows: &[u32],
-    event_log: bool,
-) -> Result<BuiltLink<P>, BuildError> {
-    if flows.is_empty() {
-        return Err(BuildError(format!("{key}: no flow crosses the cell from its base station: a cell's users are the flows through it")));
-    }
-    let slots_per_second = (1e9 / c.slot.0.as_nanos() as f64).round() as u64;
-    let channel = CellChannelConfig {
-        users: flows.len(),
-        radius_m: c.radius.0,
-        min_distance_m: c.min_distance.0,
-        edge_snr_db: c.edge_snr.0,
-        speed_mps: c.speed.0,
-        carrier_hz: c.carrier.0,
-        rayleigh: c.fading,
-        shadowing: (c.shadowing_sigma.0 > 0.0).then_some(Shadowing {
-            sigma_db: c.shadowing_sigma.0,
-            ..CELL_SHADOWING
-        }),
-        estimation_sigma_db: c.estimation_sigma.0,
-        slots_per_second,
-        ..CellChannelConfig::study()
-    };
-    let channel = CellChannel::new(
-        &channel,
-        RngStream::derive(seed, &format!("{name}.channel")),
-    )
-    .map_err(|e| BuildError(format!("{key}: {e}")))?;
-    let tcp = TcpParams {
-        omega: c.omega,
-        alpha: c.alpha,
-        beta: c.beta,
-        phi_in_slots: c.phi_in_slots,
-    };
-    let rates = RateSet::shannon_gap(
-        c.rates.iter().map(|r| r.0).collect(),
-        RateSet::EVDO_BANDWIDTH_HZ,
-        RateSet::DEFAULT_GAP_DB,
-    )
-    .map_err(|e| BuildError(format!("{key}.rates: {e}")))?;
-    let params = CellParams {
-        rates,
-        scheduler: match c.scheduler {
-            sc::SchedulerName::Rr => SchedulerConfig::RoundRobin,
-            sc::SchedulerName::Max => SchedulerConfig::Max,
-            sc::SchedulerName::Pf => SchedulerConfig::Pf { omega: c.omega },
-            sc::SchedulerName::TcpPf => SchedulerConfig::TcpPf(tcp),
-            sc::SchedulerName::TcpMax => SchedulerConfig::TcpMax(tcp),
-        },
-        fer: match c.frame_errors {
-            sc::FrameErrors::Waterfall => FerModel::Waterfall,
-            sc::FrameErrors::Fixed => FerModel::Iid(c.frame_error_rate.0),
-        },
-        queue_limit: c.queue.map(queue_limit),
-        random_ties: c.ties == sc::Ties::Random,
-        record_slots: event_log,
-    };
-    let users = flows
-        .iter()
-        .enumerate()
-        .map(|(user, &flow)| (flow, user))
-        .collect();
-    let link = CellDownlink::new(params, channel, users, RngStream::derive(seed, name))
-        .map_err(|e| BuildError(format!("{key}: {e}")))?;
-    Ok(BuiltLink {
-        name,
-        model: "cell",
-        link: Box::new(link),
-    })
-}
-
-/// A link model's capacity in bit/s (an OFDM link's with its densest modulation, a trace's
-/// mean), `None` for a pipe without a rate.
-pub fn capacity_bps(model: &sc::LinkModel, key: &str) -> Result<Option<u64>, BuildError> {
-    Ok(match model {
-        sc::LinkModel::Pipe(p) => p.rate.map(|r| r.0),
-        sc::LinkModel::Gprs(g) => Some(g.rate_bps()),
-        sc::LinkModel::Trace(t) => Some(
-            crate::trace_build::read_capacity(t, key)?
-                .mean_rate_bps()
-                .ceil() as u64,
-        ),
-        sc::LinkModel::Cell(c) => c.rates.iter().map(|r| r.0).max(),
-        sc::LinkModel::Leo(l) => Some(l.rate.0),
-        // One backlogged station's share of the medium at 1500 B.
-        sc::LinkModel::Wlan(w) => Some(bianchi_saturation_bps(&wlan_params(w), 1, 1500) as u64),
-        sc::LinkModel::Ofdm4g(o) => {
-            let bits = match o.modulation {
-                sc::ModulationMode::Fixed(m) => m.bits(),
-                sc::ModulationMode::Adaptive => o
-                    .modulation_set
-                    .iter()
-                    .map(|m| m.0.bits())
-                    .max()
-                    .unwrap_or(1),
-            };
-            Some(o.bins_per_second as u64 * o.symbols_per_frame as u64 * bits as u64)
-        }
-    })
-}
+pub use crate::model::{capacity_bps, channel_config, wlan_params};
+use crate::model::{flows_over_run, queue_limit, Site};
 
 /// The shorthand downlink's capacity in bit/s (see [`capacity_bps`]).
 pub fn downlink_capacity_bps(s: &sc::Scenario) -> Result<Option<u64>, BuildError> {
     match &s.downlink {
         Some(d) => capacity_bps(d, "downlink"),
         None => Ok(None),
-    }
-}
-
-/// A model's own one-way propagation delay (pipes and traces have one; the OFDM model's is
-/// its slots).
-fn propagation_delay(model: &sc::LinkModel) -> airlink_engine::Duration {
-    match model {
-        sc::LinkModel::Pipe(p) => p.delay.0,
-        sc::LinkModel::Gprs(g) => g.delay.0,
-        sc::LinkModel::Trace(t) => t.delay.0,
-        sc::LinkModel::Leo(_) => model.delay(),
-        sc::LinkModel::Ofdm4g(_) | sc::LinkModel::Cell(_) | sc::LinkModel::Wlan(_) => {
-            airlink_engine::Duration::ZERO
-        }
-    }
-}
-
-/// A model's queue limit (`None`: unbounded).
-fn queue_of(model: &sc::LinkModel) -> Option<sc::units::QueueLimit> {
-    match model {
-        sc::LinkModel::Pipe(p) => Some(p.queue),
-        sc::LinkModel::Gprs(g) => Some(g.queue),
-        sc::LinkModel::Trace(t) => Some(t.queue),
-        sc::LinkModel::Ofdm4g(o) => Some(o.queue),
-        sc::LinkModel::Cell(c) => c.queue,
-        sc::LinkModel::Wlan(w) => Some(w.queue),
-        sc::LinkModel::Leo(l) => Some(l.queue),
     }
 }
 
@@ -478,7 +68,7 @@ fn symmetric_uplink(s: &sc::Scenario) -> Result<sc::PipeConfig, BuildError> {
         delay: sc::units::Time(
             s.downlink
                 .as_ref()
-                .map_or(airlink_engine::Duration::ZERO, propagation_delay),
+                .map_or(airlink_engine::Duration::ZERO, sc::LinkModel::delay),
         ),
         ..sc::PipeConfig::default()
     })
@@ -510,7 +100,7 @@ fn path_size(t: &sc::topology::Topology, flow: usize) -> Result<PathSize, BuildE
     for &l in down {
         let link = &t.links[l];
         let mut capacity = capacity_bps(&link.model, &link.key.join("."))?;
-        if let sc::LinkModel::Cell(_) = link.model {
+        if crate::model::shared_by_users(&link.model) {
             // A cell's users share its slots: a flow's part is at most its even share.
             let users = t
                 .paths
@@ -521,7 +111,10 @@ fn path_size(t: &sc::topology::Topology, flow: usize) -> Result<PathSize, BuildE
             capacity = capacity.map(|c| c / users);
         }
         // An unbounded queue cannot size a window: it counts for nothing.
-        rated.push((capacity, queue_of(&link.model).map_or(0, queue_bytes)));
+        rated.push((
+            capacity,
+            crate::model::queue(&link.model).map_or(0, queue_bytes),
+        ));
     }
     Ok(PathSize {
         bottleneck_bps: rated.iter().filter_map(|r| r.0).min(),
@@ -529,7 +122,7 @@ fn path_size(t: &sc::topology::Topology, flow: usize) -> Result<PathSize, BuildE
             .iter()
             .chain(up)
             .fold(airlink_engine::Duration::ZERO, |sum, &l| {
-                sum + propagation_delay(&t.links[l].model)
+                sum + t.links[l].model.delay()
             }),
         queued_bytes: rated.iter().filter(|r| r.0.is_some()).map(|r| r.1).sum(),
     })
@@ -627,44 +220,7 @@ pub fn warnings(s: &sc::Scenario) -> Result<Vec<String>, BuildError> {
         if !warned.insert(name.clone()) {
             continue;
         }
-        match &link.model {
-            sc::LinkModel::Pipe(p) => {
-                if p.loss.0 >= 1.0 {
-                    out.push(format!(
-                        "{name}.loss = 1: every packet is lost, so no flow can deliver anything"
-                    ));
-                }
-                // The chance that even a 40-byte ACK crosses without a flipped bit.
-                let survive = (1.0 - p.bit_error_rate.0).powi(40 * 8);
-                if p.bit_error_rate.0 > 0.0 && survive < 1e-6 {
-                    out.push(format!(
-                        "{name}.bit_error_rate = {}: practically every packet is corrupted (even a 40-byte one survives with probability {survive:.1e})",
-                        p.bit_error_rate.0
-                    ));
-                }
-            }
-            sc::LinkModel::Ofdm4g(o) => {
-                if o.channel_errors
-                    && o.channel.mean_snr.0 < -20.0
-                    && o.arq_max_retransmissions == 0
-                {
-                    out.push(format!(
-                        "{name}.channel.mean_snr = {} dB without ARQ: almost every frame is lost",
-                        o.channel.mean_snr.0
-                    ));
-                }
-            }
-            sc::LinkModel::Gprs(g) if g.loss.0 >= 1.0 => {
-                out.push(format!(
-                    "{name}.loss = 1: every packet is lost, so no flow can deliver anything"
-                ));
-            }
-            sc::LinkModel::Gprs(_)
-            | sc::LinkModel::Trace(_)
-            | sc::LinkModel::Cell(_)
-            | sc::LinkModel::Wlan(_)
-            | sc::LinkModel::Leo(_) => {}
-        }
+        out.extend(crate::model::warnings(&link.model, &name));
     }
     for (i, f) in s.flow.iter().enumerate() {
         if f.protocol != sc::Protocol::Tcp {
@@ -792,134 +348,6 @@ pub fn transport_parameters(s: &sc::Scenario) -> Result<Vec<FlowParameters>, Bui
         out.push((i, rows));
     }
     Ok(out)
-}
-
-fn pipe<P: Packet + Send + 'static>(
-    name: &'static str,
-    p: &sc::PipeConfig,
-    seed: u64,
-) -> BuiltLink<P> {
-    let rng = RngStream::derive(seed, name);
-    let rate = p.rate.map(|r| r.0);
-    let qdisc = |a| crate::aqm::queue_disc(a, queue_limit(p.queue), rate, seed, name);
-    let link: Box<dyn Link<P> + Send> = match p.unit {
-        // Validated: a unit comes with a rate and fits in u32.
-        Some(u) => {
-            let g = airlink_link::Granular::new(pipe_params(p), u.0 as u32, rng);
-            Box::new(match &p.aqm {
-                Some(a) => g.with_queue(qdisc(a)),
-                None => g,
-            })
-        }
-        None => Box::new(match &p.aqm {
-            Some(a) => Pipe::new(pipe_params(p), rng).with_queue(qdisc(a)),
-            None => Pipe::new(pipe_params(p), rng),
-        }),
-    };
-    BuiltLink {
-        name,
-        model: "pipe",
-        link,
-    }
-}
-
-fn odd_k(m: sc::OddKModelName) -> OddKModel {
-    match m {
-        sc::OddKModelName::Generic => OddKModel::Generic,
-        sc::OddKModelName::Rect => OddKModel::Rect,
-        sc::OddKModelName::Cross => OddKModel::Cross,
-    }
-}
-
-/// The channel model configuration of an OFDM downlink.
-pub fn channel_config(o: &sc::Ofdm4gConfig) -> OfdmChannelConfig {
-    let c = &o.channel;
-    OfdmChannelConfig {
-        mean_snr_db: c.mean_snr.0,
-        speed_mps: c.speed.0,
-        carrier_hz: c.carrier.0,
-        profile: match c.profile {
-            sc::ProfileName::WipemuTu => TapProfile::wipemu_tu12(),
-            sc::ProfileName::Cost207Tu => TapProfile::cost207_tu12(),
-            sc::ProfileName::Flat => TapProfile::flat(),
-        },
-        n_subbands: o.subbands as usize,
-        subband_spacing_hz: o.subband_spacing.0,
-        sinusoids: c.sinusoids as usize,
-        shadowing: (c.shadowing_sigma.0 > 0.0).then_some(Shadowing {
-            sigma_db: c.shadowing_sigma.0,
-            pole: c.shadowing_pole,
-            spacing_m: c.shadowing_spacing.0,
-        }),
-        prediction_nmse: c.prediction_nmse,
-        prediction_model: match c.prediction_model {
-            sc::PredictionModelName::Mmse => PredictionModel::Mmse,
-            sc::PredictionModelName::Additive => PredictionModel::Additive,
-        },
-        bins_per_second: o.bins_per_second as u64,
-    }
-}
-
-/// An OFDM link; its channel's random stream is `NAME.channel`, its own `NAME`.
-fn ofdm4g<P: Packet + Send + 'static>(
-    name: &'static str,
-    o: &sc::Ofdm4gConfig,
-    seed: u64,
-    key: &str,
-) -> Result<BuiltLink<P>, BuildError> {
-    let channel = OfdmChannel::new(
-        &channel_config(o),
-        RngStream::derive(seed, &format!("{name}.channel")),
-    )
-    .map_err(|e| BuildError(format!("{key}.channel: {e}")))?;
-    let modulation = match o.modulation {
-        sc::ModulationMode::Fixed(m) => Ofdm4gModulation::Fixed(m),
-        sc::ModulationMode::Adaptive => {
-            let set: Vec<_> = o.modulation_set.iter().map(|m| m.0).collect();
-            let rule = match o.switching {
-                sc::Switching::MaxThroughput => SwitchingRule::MaxThroughput,
-                sc::Switching::TargetBer => SwitchingRule::TargetBer(o.target_ber.0),
-            };
-            let mean_snr = 10f64.powf(o.channel.mean_snr.0 / 10.0);
-            let (nmse, odd) = (o.channel.prediction_nmse, odd_k(o.odd_k_model));
-            let in_key = |e: BuildError| BuildError(format!("{key}: {}", e.0));
-            if o.switching_refresh && rule == SwitchingRule::MaxThroughput && nmse > 0.0 {
-                Ofdm4gModulation::AdaptiveLocal(
-                    local_switching(&set, rule, mean_snr, nmse, o.symbols_per_frame, odd)
-                        .map_err(in_key)?,
-                )
-            } else {
-                Ofdm4gModulation::Adaptive(
-                    modulation_table(&set, rule, mean_snr, nmse, o.symbols_per_frame, odd)
-                        .map_err(in_key)?,
-                )
-            }
-        }
-    };
-    let params = Ofdm4gParams {
-        queue_limit: queue_limit(o.queue),
-        bins_per_second: o.bins_per_second,
-        symbols_per_frame: o.symbols_per_frame,
-        allocation: match o.allocation {
-            sc::Allocation::Static => SlotAllocation::Static(o.static_subband),
-            sc::Allocation::Best => SlotAllocation::Best,
-        },
-        modulation,
-        odd_k: odd_k(o.odd_k_model),
-        arq_max_retransmissions: o.arq_max_retransmissions,
-        arq_delay: o.arq_delay.0,
-        arq_remodulate: o.arq_remodulate,
-        channel_errors: o.channel_errors,
-    };
-    Ok(BuiltLink {
-        name,
-        model: "ofdm4g",
-        link: Box::new(Ofdm4gDownlink::new(
-            params,
-            channel,
-            RngStream::derive(seed, name),
-        )),
-    })
 }
 
 /// The transport configuration of a flow: the scenario's values over the transport defaults.
@@ -1185,7 +613,10 @@ fn changes(s: &sc::Scenario, t: &sc::topology::Topology) -> Result<Vec<TimedChan
 /// A change made to a running network (its `at` ignored), in the network's terms; check it
 /// first with [`sc::Scenario::validate_live_change`].
 pub fn live_change(s: &sc::Scenario, c: &sc::ChangeConfig) -> Result<NetChange, BuildError> {
-    net_change(s, &topology(s)?, c)
+    let t = topology(s)?;
+    let change = net_change(s, &t, c)?;
+    crate::model::keeps_users(&t, &start_paths(&t), &changes(s, &t)?, &change)?;
+    Ok(change)
 }
 
 /// One `[[change]]` in the network's terms.
@@ -1251,33 +682,23 @@ fn net_change(
 /// and a change updates): a pipe's five (a GPRS link's as the pipe it is built as), an OFDM
 /// link's mean SNR, a trace link's delay.
 pub fn link_parameters(s: &sc::Scenario) -> Result<Vec<LinkChange>, BuildError> {
-    let pipe = |p: &sc::PipeConfig| LinkChange {
-        rate_bps: p.rate.map(|r| r.0),
-        delay: Some(p.delay.0),
-        queue_limit: Some(queue_limit(p.queue)),
-        loss: Some(p.loss.0),
-        bit_error_rate: Some(p.bit_error_rate.0),
-        mean_snr_db: None,
-    };
     Ok(topology(s)?
         .links
         .iter()
-        .map(|l| match &l.model {
-            sc::LinkModel::Pipe(p) => pipe(p),
-            sc::LinkModel::Gprs(g) => pipe(&g.pipe()),
-            sc::LinkModel::Ofdm4g(o) => LinkChange {
-                mean_snr_db: Some(o.channel.mean_snr.0),
-                ..Default::default()
-            },
-            sc::LinkModel::Trace(t) => LinkChange {
-                delay: Some(t.delay.0),
-                ..Default::default()
-            },
-            sc::LinkModel::Cell(_) | sc::LinkModel::Wlan(_) | sc::LinkModel::Leo(_) => {
-                LinkChange::default()
-            }
-        })
+        .map(|l| crate::model::parameters(&l.model))
         .collect())
+}
+
+/// Each flow's paths at the start, in link ids.
+fn start_paths(t: &sc::topology::Topology) -> Vec<FlowPath> {
+    let ids = |path: &[usize]| path.iter().map(|&l| l as LinkId).collect::<Vec<_>>();
+    t.paths
+        .iter()
+        .map(|(down, up)| FlowPath {
+            down: ids(down),
+            up: ids(up),
+        })
+        .collect()
 }
 
 impl<P: Packet + Send + 'static> Network<P> {
@@ -1295,15 +716,7 @@ impl<P: Packet + Send + 'static> Network<P> {
                 t.links.len()
             )));
         }
-        let ids = |path: &[usize]| path.iter().map(|&l| l as LinkId).collect::<Vec<_>>();
-        let paths: Vec<FlowPath> = t
-            .paths
-            .iter()
-            .map(|(down, up)| FlowPath {
-                down: ids(down),
-                up: ids(up),
-            })
-            .collect();
+        let paths = start_paths(&t);
         let changes = changes(s, &t)?;
         let users = flows_over_run(t.links.len(), &paths, &changes);
         let links = t
@@ -1311,18 +724,22 @@ impl<P: Packet + Send + 'static> Network<P> {
             .iter()
             .enumerate()
             .map(|(id, l)| {
-                if let sc::LinkModel::Wlan(_) = l.model {
-                    return wlan(s, &t, &paths, &changes, id, intern(l.name.clone()));
-                }
-                build_link(
-                    intern(l.name.clone()),
-                    &l.model,
-                    s.seed,
-                    &l.key.join("."),
-                    &users[id],
-                    s.event_log,
-                )
-                .map(|b| crate::impair_build::wrap(b, l.impair.as_ref(), s.seed))
+                let site = Site {
+                    name: intern(l.name.clone()),
+                    key: l.key.join("."),
+                    id,
+                    scenario: s,
+                    topology: &t,
+                    paths: &paths,
+                    changes: &changes,
+                    users: &users[id],
+                };
+                let built = crate::model::build(&l.model, &site)?;
+                Ok(if crate::model::impairable(&l.model) {
+                    crate::impair_build::wrap(built, l.impair.as_ref(), s.seed)
+                } else {
+                    built
+                })
             })
             .collect::<Result<Vec<_>, _>>()?;
         // The shorthand's shared links; in the general form, the first flow's path.

@@ -22,11 +22,11 @@ pub mod event;
 pub mod flow;
 pub mod impair_build;
 pub mod metrics;
+pub mod model;
 pub mod moot;
 pub mod outage;
 pub mod step;
 pub mod summary;
-mod trace_build;
 
 use airlink_engine::Instant;
 pub use airlink_link::Direction;

@@ -10,16 +10,16 @@
 
 pub mod aqm;
 pub mod keys;
-pub mod leo_keys;
+pub mod model;
 pub mod netem;
 mod schema;
 mod start;
 pub mod topology;
-mod trace_keys;
 pub mod units;
 
 use airlink_engine::Duration;
 use airlink_transport::dccp::{DccpConfig, DccpPacket};
+pub use model::*;
 pub use schema::*;
 pub use start::FlowStart;
 use std::fmt;
@@ -290,21 +290,13 @@ impl Scenario {
         // A trace file is named relative to the scenario file, so scenarios travel with their
         // traces; the resolved scenario keeps the path it was found at.
         if let Some(dir) = std::path::Path::new(source).parent() {
-            let traces = [scenario.downlink.as_mut(), scenario.uplink.as_mut()]
+            let models = [scenario.downlink.as_mut(), scenario.uplink.as_mut()]
                 .into_iter()
                 .flatten()
-                .filter_map(|m| match m {
-                    LinkModel::Trace(t) => Some(t),
-                    _ => None,
-                })
-                .chain(scenario.link.values_mut().filter_map(|l| l.trace.as_mut()));
-            for t in traces {
-                let files = [
-                    Some(&mut t.file),
-                    t.delay_file.as_mut(),
-                    t.loss_file.as_mut(),
-                ];
-                for f in files.into_iter().flatten() {
+                .map(LinkModel::config_mut)
+                .chain(scenario.link.values_mut().flat_map(LinkConfig::configs_mut));
+            for m in models {
+                for f in m.files_mut() {
                     if std::path::Path::new(f.as_str()).is_relative() {
                         *f = dir.join(&*f).to_string_lossy().into_owned();
                     }
@@ -693,9 +685,7 @@ impl Scenario {
                                 let list = if can.is_empty() { "none".to_string() } else { can.join(", ") };
                                 return Err((at("set"), format!("this {model} link cannot change its `{bad}` while it runs: it can change {list}")));
                             }
-                            if let LinkModel::Pipe(p) = &link.model {
-                                set.apply(p).validate(min_packet).map_err(|(key, m)| (vec!["change".into(), i.to_string(), "set".into(), key.into()], m))?;
-                            }
+                            link.model.config().check_set(set, min_packet).map_err(|(key, m)| (vec!["change".into(), i.to_string(), "set".into(), key.into()], m))?;
                             if let Some(snr) = set.mean_snr.filter(|s| !(MEAN_SNR_DB.contains(&s.0))) {
                                 let at = vec!["change".into(), i.to_string(), "set".into(), "mean_snr".into()];
                                 return Err((at, format!("{} dB: expected {} dB to {} dB", snr.0, MEAN_SNR_DB.start(), MEAN_SNR_DB.end())));
@@ -856,380 +846,6 @@ impl Scenario {
     }
 }
 
-impl LinkSet {
-    /// A pipe's parameters with this change's values over them.
-    pub fn apply(&self, p: &PipeConfig) -> PipeConfig {
-        PipeConfig {
-            rate: self.rate.or(p.rate),
-            delay: self.delay.unwrap_or(p.delay),
-            queue: self.queue.unwrap_or(p.queue),
-            loss: self.loss.unwrap_or(p.loss),
-            bit_error_rate: self.bit_error_rate.unwrap_or(p.bit_error_rate),
-            error_burst_bits: p.error_burst_bits,
-            unit: p.unit,
-            aqm: p.aqm.clone(),
-        }
-    }
-}
-
-impl LinkModel {
-    /// The model's name, as its table names it (`pipe`, `trace`, `ofdm4g`, `cell`).
-    pub fn kind(&self) -> &'static str {
-        match self {
-            LinkModel::Pipe(_) => "pipe",
-            LinkModel::Gprs(_) => "gprs",
-            LinkModel::Trace(_) => "trace",
-            LinkModel::Ofdm4g(_) => "ofdm4g",
-            LinkModel::Cell(_) => "cell",
-            LinkModel::Wlan(_) => "wlan",
-            LinkModel::Leo(_) => "leo",
-        }
-    }
-
-    /// The parameters a running link of this model can change (the model implements each in
-    /// its `Link::change`).
-    pub fn changeable(&self) -> &'static [&'static str] {
-        match self {
-            LinkModel::Pipe(_) => &["rate", "delay", "queue", "loss", "bit_error_rate"],
-            LinkModel::Gprs(_) => &["delay", "queue", "loss"],
-            LinkModel::Ofdm4g(_) => &["mean_snr"],
-            LinkModel::Trace(_) | LinkModel::Cell(_) | LinkModel::Wlan(_) | LinkModel::Leo(_) => {
-                &[]
-            }
-        }
-    }
-
-    /// Whether the model limits the rate (a pipe without a rate does not).
-    pub fn rated(&self) -> bool {
-        !matches!(self, LinkModel::Pipe(p) if p.rate.is_none())
-    }
-
-    /// The model's own one-way delay (the OFDM model's: its ARQ feedback delay).
-    pub fn delay(&self) -> Duration {
-        match self {
-            LinkModel::Pipe(p) => p.delay.0,
-            LinkModel::Gprs(g) => g.delay.0,
-            LinkModel::Trace(t) => t.delay.0,
-            LinkModel::Ofdm4g(o) => o.arq_delay.0,
-            LinkModel::Cell(_) | LinkModel::Wlan(_) => Duration::ZERO,
-            // The shortest it can be: straight up and straight down.
-            LinkModel::Leo(l) => Duration::from_secs_f64(2.0 * l.altitude_km * 1e3 / 299_792_458.0),
-        }
-    }
-
-    /// Checks one link model; `base` is where its table is (`downlink`, `link.NAME`).
-    fn validate(&self, base: &[&str], min_packet: u64) -> Result<(), (Vec<String>, String)> {
-        let p = |parts: &[&str]| parts.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        match self {
-            LinkModel::Leo(l) => {
-                l.validate()
-                    .map_err(|(key, m)| (p(&[base, &["leo", key]].concat()), m))?;
-                check_queue(&l.queue, min_packet)
-                    .map_err(|m| (p(&[base, &["leo", "queue"]].concat()), m))?;
-            }
-            LinkModel::Pipe(pipe) => {
-                pipe.validate(min_packet)
-                    .map_err(|(key, m)| (p(&[base, &["pipe", key]].concat()), m))?;
-            }
-            LinkModel::Gprs(g) => {
-                let at = |k: &str| p(&[base, &["gprs", k]].concat());
-                count(at("timeslots"), g.timeslots, 1, 8, "timeslots")?;
-                let block = g.coding_scheme.block_bytes();
-                if let Granularity::Size(size) = g.granularity {
-                    if size.0 == 0 || size.0 % block != 0 {
-                        let cs = g.coding_scheme;
-                        return Err((at("granularity"), format!("{size} is not a whole number of {cs} RLC blocks ({block} B each): expected a multiple of {block} B, or \"ip\", \"llc\", \"rlc\"")));
-                    }
-                }
-                if !(1..=MAX_UNIT_BYTES).contains(&g.llc_frame.0) {
-                    return Err((
-                        at("llc_frame"),
-                        format!("{}: expected 1 B to {MAX_UNIT_BYTES} B", g.llc_frame),
-                    ));
-                }
-                // What is left to check is the pipe's (the rate follows from the timeslots).
-                g.pipe().validate(min_packet).map_err(|(key, m)| {
-                    let key = match key {
-                        "rate" => "timeslots",
-                        "unit" => "granularity",
-                        k => k,
-                    };
-                    (at(key), m)
-                })?;
-            }
-            LinkModel::Trace(t) => {
-                let at = |k: &str| p(&[base, &["trace", k]].concat());
-                if t.file.is_empty() || t.file.contains('\0') {
-                    return Err((
-                        at("file"),
-                        "expected the path of a trace file, without NUL characters".into(),
-                    ));
-                }
-                within(at("delay"), t.delay.0, Duration::ZERO, MAX_DELAY, "a delay")?;
-                check_queue(&t.queue, min_packet).map_err(|m| (at("queue"), m))?;
-                trace_keys::validate(t).map_err(|(k, m)| (at(k), m))?;
-            }
-            LinkModel::Ofdm4g(o) => {
-                let at = |k: &str| p(&[base, &["ofdm4g", k]].concat());
-                check_queue(&o.queue, min_packet).map_err(|m| (at("queue"), m))?;
-                count(
-                    at("bins_per_second"),
-                    o.bins_per_second,
-                    1,
-                    100_000,
-                    "bins per second",
-                )?;
-                count(
-                    at("symbols_per_frame"),
-                    o.symbols_per_frame,
-                    1,
-                    100_000,
-                    "symbols per frame",
-                )?;
-                count(at("subbands"), o.subbands, 1, 1024, "sub-bands")?;
-                let hz = o.subband_spacing.0;
-                if !(1e3..=1e8).contains(&hz) {
-                    return Err((
-                        at("subband_spacing"),
-                        format!("{hz} Hz: expected 1 kHz to 100 MHz"),
-                    ));
-                }
-                if o.static_subband >= o.subbands {
-                    return Err((
-                        at("static_subband"),
-                        format!(
-                            "sub-band {} does not exist: expected 0 to {}",
-                            o.static_subband,
-                            o.subbands - 1
-                        ),
-                    ));
-                }
-                if o.modulation_set.is_empty() {
-                    return Err((
-                        at("modulation_set"),
-                        "expected at least one modulation".into(),
-                    ));
-                }
-                if o.arq_max_retransmissions > 255 {
-                    return Err((
-                        at("arq_max_retransmissions"),
-                        "expected 0 to 255 retransmissions".into(),
-                    ));
-                }
-                if matches!(o.switching, Switching::TargetBer)
-                    && !(o.target_ber.0 > 0.0 && o.target_ber.0 < 0.5)
-                {
-                    return Err((
-                        at("target_ber"),
-                        "expected a target bit error rate in (0, 0.5)".into(),
-                    ));
-                }
-                let c = &o.channel;
-                let at = |k: &str| p(&[base, &["ofdm4g", "channel", k]].concat());
-                if !(0.0..1.0).contains(&c.prediction_nmse) {
-                    return Err((
-                        at("prediction_nmse"),
-                        format!("{} is outside [0, 1)", c.prediction_nmse),
-                    ));
-                }
-                if !(0.0..1.0).contains(&c.shadowing_pole) {
-                    return Err((
-                        at("shadowing_pole"),
-                        format!("{} is outside [0, 1)", c.shadowing_pole),
-                    ));
-                }
-                if c.shadowing_sigma.0 < 0.0 {
-                    return Err((
-                        at("shadowing_sigma"),
-                        "a standard deviation cannot be negative".into(),
-                    ));
-                }
-                count(at("sinusoids"), c.sinusoids, 8, 1024, "sinusoids per tap")?;
-                within(
-                    p(&[base, &["ofdm4g", "arq_delay"]].concat()),
-                    o.arq_delay.0,
-                    Duration::ZERO,
-                    MAX_DELAY,
-                    "a delay",
-                )?;
-                if !MEAN_SNR_DB.contains(&c.mean_snr.0) {
-                    return Err((
-                        at("mean_snr"),
-                        format!(
-                            "{} dB: expected {} dB to {} dB",
-                            c.mean_snr.0,
-                            MEAN_SNR_DB.start(),
-                            MEAN_SNR_DB.end()
-                        ),
-                    ));
-                }
-                if c.shadowing_sigma.0 > 30.0 {
-                    return Err((
-                        at("shadowing_sigma"),
-                        format!("{} dB: expected 0 dB to 30 dB", c.shadowing_sigma.0),
-                    ));
-                }
-                let kmh = c.speed.0 * 3.6;
-                if kmh > 1000.0 {
-                    return Err((at("speed"), format!("{kmh} km/h: expected 0 to 1000 km/h")));
-                }
-                if !(1e6..=3e11).contains(&c.carrier.0) {
-                    return Err((
-                        at("carrier"),
-                        format!("{} Hz: expected 1 MHz to 300 GHz", c.carrier.0),
-                    ));
-                }
-                if !(0.01..=1e4).contains(&c.shadowing_spacing.0) {
-                    return Err((
-                        at("shadowing_spacing"),
-                        format!("{} m: expected 1 cm to 10 km", c.shadowing_spacing.0),
-                    ));
-                }
-                // The channel's work per simulated second: every bin evaluates every sub-band's taps.
-                let work = o.bins_per_second as f64 * o.subbands as f64 * c.sinusoids as f64;
-                if work > MAX_CHANNEL_WORK {
-                    return Err((
-                        p(&[base, &["ofdm4g", "bins_per_second"]].concat()),
-                        format!("bins_per_second × subbands × sinusoids is {work:e}: expected at most {MAX_CHANNEL_WORK:e} (about 170 times the study's)"),
-                    ));
-                }
-            }
-            LinkModel::Cell(c) => {
-                let at = |k: &str| p(&[base, &["cell", k]].concat());
-                for (k, v) in [("omega", c.omega), ("alpha", c.alpha), ("beta", c.beta)] {
-                    if !(v > 0.0 && v <= 1.0) {
-                        return Err((
-                            at(k),
-                            format!("{v} is outside (0, 1]: expected a weight of an average"),
-                        ));
-                    }
-                }
-                within(
-                    at("slot"),
-                    c.slot.0,
-                    Duration::from_micros(10),
-                    Duration::from_secs(1),
-                    "a slot",
-                )?;
-                if c.rates.is_empty() || c.rates.len() > 64 {
-                    return Err((
-                        at("rates"),
-                        format!("{} rates: expected 1 to 64", c.rates.len()),
-                    ));
-                }
-                if let Some(w) = c.rates.windows(2).find(|w| w[0].0 >= w[1].0) {
-                    return Err((
-                        at("rates"),
-                        format!(
-                            "{} after {}: expected rates in increasing order",
-                            w[1], w[0]
-                        ),
-                    ));
-                }
-                if !(c.radius.0 > 0.0 && c.radius.0 <= 1e5) {
-                    return Err((
-                        at("radius"),
-                        format!(
-                            "{} m: expected more than 0 m and at most 100 km",
-                            c.radius.0
-                        ),
-                    ));
-                }
-                if !(c.min_distance.0 >= 0.0 && c.min_distance.0 < c.radius.0) {
-                    return Err((
-                        at("min_distance"),
-                        format!(
-                            "{} m: expected 0 m or more, less than the radius ({} m)",
-                            c.min_distance.0, c.radius.0
-                        ),
-                    ));
-                }
-                if !MEAN_SNR_DB.contains(&c.edge_snr.0) {
-                    return Err((
-                        at("edge_snr"),
-                        format!(
-                            "{} dB: expected {} dB to {} dB",
-                            c.edge_snr.0,
-                            MEAN_SNR_DB.start(),
-                            MEAN_SNR_DB.end()
-                        ),
-                    ));
-                }
-                for (k, v) in [
-                    ("shadowing_sigma", c.shadowing_sigma.0),
-                    ("estimation_sigma", c.estimation_sigma.0),
-                ] {
-                    if !(0.0..=30.0).contains(&v) {
-                        return Err((
-                            at(k),
-                            format!("{v} dB: expected a standard deviation of 0 dB to 30 dB"),
-                        ));
-                    }
-                }
-                let kmh = c.speed.0 * 3.6;
-                if !(0.0..=1000.0).contains(&kmh) {
-                    return Err((at("speed"), format!("{kmh} km/h: expected 0 to 1000 km/h")));
-                }
-                if !(1e6..=3e11).contains(&c.carrier.0) {
-                    return Err((
-                        at("carrier"),
-                        format!("{} Hz: expected 1 MHz to 300 GHz", c.carrier.0),
-                    ));
-                }
-                if let Some(q) = &c.queue {
-                    check_queue(q, min_packet).map_err(|m| (at("queue"), m))?;
-                }
-            }
-            LinkModel::Wlan(w) => {
-                let at = |k: &str| p(&[base, &["wlan", k]].concat());
-                if base.first() != Some(&"link") {
-                    return Err((
-                        p(&[base, &["wlan"]].concat()),
-                        "a WLAN joins an access point and its stations: expected it in a [link.NAME] table, with [host] tables".into(),
-                    ));
-                }
-                const OFDM_MBPS: [u64; 8] = [6, 9, 12, 18, 24, 36, 48, 54];
-                for (k, r) in [("phy_rate", w.phy_rate.0), ("basic_rate", w.basic_rate.0)] {
-                    if !OFDM_MBPS.iter().any(|&m| m * 1_000_000 == r) {
-                        return Err((at(k), format!("{}: expected an ERP-OFDM rate, one of 6, 9, 12, 18, 24, 36, 48, 54 Mbit/s", units::Rate(r))));
-                    }
-                }
-                within(
-                    at("slot"),
-                    w.slot.0,
-                    Duration::from_micros(1),
-                    Duration::from_micros(100),
-                    "a slot",
-                )?;
-                count(at("retry_limit"), w.retry_limit, 1, 255, "attempts")?;
-                count(
-                    at("cw_min"),
-                    w.cw_min,
-                    1,
-                    1023,
-                    "a minimum contention window",
-                )?;
-                if !(w.cw_min..=65535).contains(&w.cw_max) {
-                    return Err((
-                        at("cw_max"),
-                        format!("{}: expected cw_min ({}) to 65535", w.cw_max, w.cw_min),
-                    ));
-                }
-                check_queue(&w.queue, min_packet).map_err(|m| (at("queue"), m))?;
-                for (i, s) in w.stations.iter().enumerate() {
-                    if w.stations[..i].contains(s) {
-                        return Err((
-                            at("stations"),
-                            format!("\"{s}\" is listed twice: expected each station once"),
-                        ));
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
 impl Scenario {
     /// The smallest IP packet the flows put on a link: a TCP or DCCP acknowledgement (40 B),
     /// or a UDP datagram (a VBR frame's last piece may be a single byte).
@@ -1344,47 +960,6 @@ impl FlowConfig {
             }
             _ => None,
         }
-    }
-}
-
-/// The largest unit of delivery of a pipe (larger than any packet).
-const MAX_UNIT_BYTES: u64 = 65_536;
-
-impl PipeConfig {
-    /// Checks one pipe; the key returned is relative to the pipe's table.
-    fn validate(&self, min_packet: u64) -> Result<(), (&'static str, String)> {
-        if let Some(r) = self.rate {
-            check_rate(r).map_err(|m| ("rate", m))?;
-        }
-        if self.delay.0 > MAX_DELAY {
-            return Err((
-                "delay",
-                format!("{}: expected a delay from 0 s to {MAX_DELAY}", self.delay.0),
-            ));
-        }
-        check_queue(&self.queue, min_packet).map_err(|m| ("queue", m))?;
-        if self.aqm.is_some() && self.rate.is_none() {
-            return Err(("aqm", "a queue discipline needs the link's `rate`".into()));
-        }
-        if let Some(u) = self.unit {
-            if self.rate.is_none() {
-                return Err(("unit", "a unit of delivery needs the pipe's `rate`".into()));
-            }
-            if !(1..=MAX_UNIT_BYTES).contains(&u.0) {
-                return Err(("unit", format!("{u}: expected 1 B to {MAX_UNIT_BYTES} B")));
-            }
-        }
-        // Packets in flight are held in the link's delay line.
-        if let Some(r) = self.rate {
-            let in_flight = r.0 as f64 / 8.0 * self.delay.0.as_secs_f64() / min_packet as f64;
-            if in_flight > MAX_PACKETS_HELD as f64 {
-                return Err((
-                    "delay",
-                    format!("{} at {r} keeps up to {in_flight:.0} packets of {min_packet} B in flight: expected at most {MAX_PACKETS_HELD} (lower the rate × delay)", self.delay.0),
-                ));
-            }
-        }
-        Ok(())
     }
 }
 

@@ -1,7 +1,9 @@
 //! `[downlink.leo]` / `[link.NAME.leo]`: a LEO satellite access link (the model is
 //! `airlink_link::LeoLink`; see its documentation for the geometry and its deviations).
 
+use super::ModelConfig;
 use crate::units::{QueueLimit, Rate, Time};
+use crate::{check_queue, Invalid};
 use airlink_engine::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -169,6 +171,25 @@ impl LeoConfig {
         if self.rate.0 == 0 {
             return Err(("rate", "0 bit/s: expected a positive rate".into()));
         }
+        Ok(())
+    }
+}
+
+impl ModelConfig for LeoConfig {
+    fn kind(&self) -> &'static str {
+        "leo"
+    }
+    /// The shortest it can be: straight up and straight down.
+    fn delay(&self) -> Duration {
+        Duration::from_secs_f64(2.0 * self.altitude_km * 1e3 / 299_792_458.0)
+    }
+    fn check(&self, base: &[&str], min_packet: u64) -> Result<(), Invalid> {
+        let l = self;
+        let p = |parts: &[&str]| parts.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        l.validate()
+            .map_err(|(key, m)| (p(&[base, &["leo", key]].concat()), m))?;
+        check_queue(&l.queue, min_packet)
+            .map_err(|m| (p(&[base, &["leo", "queue"]].concat()), m))?;
         Ok(())
     }
 }
