@@ -31,7 +31,6 @@ pub mod rt;
 pub mod stack;
 pub mod timing;
 pub mod udpgen;
-pub mod wire;
 pub mod writer;
 
 use airlink_net::metrics::{Column, Recorder, Table};
@@ -528,9 +527,9 @@ impl Emulation {
             let flow = airlink_net::build::scenario_flow(f, i, self.scenario.seed)
                 .map_err(|e| EmuError::Build(e.0))?;
             let protocol = match f.protocol {
-                airlink_scenario::Protocol::Tcp => wire::Protocol::Tcp,
-                airlink_scenario::Protocol::Udp => wire::Protocol::Udp,
-                airlink_scenario::Protocol::Dccp => wire::Protocol::Dccp,
+                airlink_scenario::Protocol::Tcp => airlink_transport::codec::Protocol::Tcp,
+                airlink_scenario::Protocol::Udp => airlink_transport::codec::Protocol::Udp,
+                airlink_scenario::Protocol::Dccp => airlink_transport::codec::Protocol::Dccp,
             };
             // TCP never sends what the path would fragment; UDP may (as iperf does). DCCP's
             // packets were checked against the MTU with the scenario.

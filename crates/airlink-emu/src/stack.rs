@@ -7,7 +7,7 @@
 //! runs) with `CLOCK_MONOTONIC` instants on the emulation's origin: it sleeps on an absolute
 //! `timerfd` until the next endpoint timer, flow start or sample, or until a datagram arrives
 //! (`epoll` on the sockets). Endpoints act at the time they run, as a real stack does; the
-//! timer lateness is reported. Each datagram carries the simulated header ([`crate::wire`]) and
+//! timer lateness is reported. Each datagram carries the simulated header ([`airlink_transport::codec`]) and
 //! has the simulated size. A datagram that does not decode is counted and dropped; one whose
 //! checksum a link's bit errors broke never arrives (the receiving kernel drops it, as the
 //! simulator's receiver does).
@@ -15,10 +15,10 @@
 use crate::control::{Applied, FlowState, Inbox, LiveMarks, StackRequest};
 use crate::datapath::{arm, new_fd, StopHandle};
 use crate::timing::monotonic_ns;
-use crate::wire::{self, Protocol, TcpUnwrap};
 use airlink_engine::{Duration, Instant};
 use airlink_net::metrics::Recorder;
 use airlink_net::{EventKind, Flow, FlowSummary, Side};
+use airlink_transport::codec::{self, Protocol, TcpUnwrap};
 use serde::Serialize;
 use std::net::UdpSocket;
 use std::os::fd::AsRawFd;
@@ -129,7 +129,7 @@ impl Stack {
             self.flows[i].flow.react(i as u32, side, now, &mut rec);
         }
         while let Some(pdu) = self.flows[i].flow.poll_transmit(side, now) {
-            let extra = wire::encode(&pdu, &mut self.send_buf);
+            let extra = codec::encode(&pdu, &mut self.send_buf);
             if extra > 0 {
                 self.report.oversized_packets += 1;
                 self.report.oversize_bytes += extra as u64;
@@ -147,7 +147,7 @@ impl Stack {
         while let Ok(n) = socket(&self.flows, i, side).recv(&mut self.recv_buf) {
             let now = self.now();
             let protocol = self.flows[i].protocol;
-            match wire::decode(
+            match codec::decode(
                 protocol,
                 &self.recv_buf[..n],
                 &mut self.unwrap[i][side_index(side)],

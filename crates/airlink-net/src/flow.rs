@@ -9,27 +9,8 @@ use crate::summary::{FlowSummary, IperfSummary};
 use airlink_engine::{Duration, Instant};
 use airlink_transport::dccp::{DccpEndpoint, DccpEvent, DccpPacket};
 use airlink_transport::udp::{IperfReceiver, UdpDatagram, UdpSender};
-use airlink_transport::{DeviceLimit, Segment, TcpEndpoint, TcpEvent};
+use airlink_transport::{DeviceLimit, Pdu, Segment, TcpEndpoint, TcpEvent};
 use std::collections::VecDeque;
-
-/// What a simulated packet carries: one protocol's header fields (payload as a byte count).
-#[derive(Clone, Debug)]
-pub enum Pdu {
-    Tcp(Segment),
-    Udp(UdpDatagram),
-    Dccp(Box<DccpPacket>),
-}
-
-impl Pdu {
-    /// Size of the IP packet, bytes.
-    pub fn wire_len(&self) -> u32 {
-        match self {
-            Pdu::Tcp(s) => s.wire_len(),
-            Pdu::Udp(d) => d.wire_len(),
-            Pdu::Dccp(p) => p.wire_len(),
-        }
-    }
-}
 
 /// Which end of a flow.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

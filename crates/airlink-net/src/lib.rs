@@ -33,7 +33,7 @@ pub use airlink_link::Direction;
 use airlink_link::LinkChange;
 pub use build::{BuildError, BuiltLink};
 pub use event::{EventKind, NO_FLOW};
-pub use flow::{Flow, Pdu, Side};
+pub use flow::{Flow, Side};
 pub use outage::Outages;
 pub use step::{ChangeError, Routed, Sink, Stepper};
 pub use summary::{FlowSummary, IperfSummary, LinkSummary, Summary};

@@ -16,10 +16,11 @@ use airlink_net::order::{self, SAMPLE, START, WAKE};
 use airlink_net::step::DueKey;
 pub use airlink_net::{
     BuildError, Direction, EventKind, Flow, FlowSummary, LinkId, LinkSummary, NetChange, Network,
-    Outages, Pdu, Side, Summary, TimedChange,
+    Outages, Side, Summary, TimedChange,
 };
 use airlink_net::{Routed, Sink, Stepper};
 use airlink_scenario as sc;
+pub use airlink_transport::Pdu;
 
 /// A simulated packet: the transport's header fields, the flow, and how many bits links
 /// flipped.
