@@ -27,6 +27,7 @@ pub mod kernel_tcp;
 pub mod native;
 pub mod ns;
 pub mod packet;
+pub mod port;
 pub mod rt;
 pub mod stack;
 pub mod timing;
@@ -181,12 +182,11 @@ fn open_pcaps(opts: &EmuOptions) -> Result<(Option<writer::Pcap>, Option<writer:
     Ok((Some(open("client")?), Some(open("server")?)))
 }
 
-/// The datapath's two ends before it starts.
-struct Sides {
-    client: std::os::fd::OwnedFd,
-    server: std::os::fd::OwnedFd,
+/// The datapath's two ports before it starts.
+struct Sides<P> {
+    client: P,
+    server: P,
     mtu: u32,
-    framing: datapath::Framing,
 }
 
 /// Which namespace.
@@ -250,10 +250,9 @@ impl Emulation {
             sysctls.insert(label, n.get_sysctls(RECORDED_SYSCTLS));
         }
         let sides = Sides {
-            client: client_fd,
-            server: server_fd,
+            client: port::TunPort(client_fd),
+            server: port::TunPort(server_fd),
             mtu: e.mtu,
-            framing: datapath::Framing::Ip,
         };
         let mut emulation = Self::launch(s, network, ports.clone(), (pc, ps), sides, opts)?;
         emulation.kernel_tcp = emulation.sample_kernel_tcp(&client, &server, ports)?;
@@ -285,24 +284,24 @@ impl Emulation {
             .collect();
         let pcaps = open_pcaps(opts)?;
         let opened = gateway::open(client_iface, server_iface)?;
+        let (client, server) = gateway::Sides::ports(opened.client, opened.server);
         let sides = Sides {
-            client: opened.client,
-            server: opened.server,
+            client,
+            server,
             mtu: opened.mtu,
-            framing: datapath::Framing::Ethernet,
         };
         let mut emulation = Self::launch(s, network, ports, pcaps, sides, opts)?;
         emulation.offloads = Some(opened.offloads);
         Ok(emulation)
     }
 
-    /// Starts the writer and datapath threads between two sides.
-    fn launch(
+    /// Starts the writer and datapath threads between two ports.
+    fn launch<P: port::Port + Send + 'static>(
         s: &Scenario,
         network: Network<EmuPacket>,
         ports: Vec<(u16, u16)>,
         (pc, ps): (Option<writer::Pcap>, Option<writer::Pcap>),
-        sides: Sides,
+        sides: Sides<P>,
         opts: &EmuOptions,
     ) -> Result<Emulation, EmuError> {
         let (tx, rx) = std::sync::mpsc::sync_channel(1 << 16);
@@ -324,14 +323,21 @@ impl Emulation {
         let (control_mailbox, control_inbox) =
             control::mailbox().map_err(|e| EmuError::Os(e.to_string()))?;
         let params = airlink_net::build::link_parameters(s).map_err(|e| EmuError::Build(e.0))?;
+        let snaplen = if opts.pcap_dir.is_some() {
+            opts.snaplen
+        } else {
+            0
+        };
+        let captured = |p: P, facing: port::Facing| {
+            port::Captured::new(p, facing, snaplen, tx.clone(), record_bytes.clone())
+        };
+        let (client, server) = (
+            captured(sides.client, port::Facing::Client),
+            captured(sides.server, port::Facing::Server),
+        );
         let cfg = DatapathConfig {
             guard_ns: opts.guard_ns,
             sample_interval: s.sample_interval.0,
-            snaplen: if opts.pcap_dir.is_some() {
-                opts.snaplen
-            } else {
-                0
-            },
             rt_fifo: opts.realtime,
             mlock: opts.realtime && opts.mlock,
             max_in_flight_bytes: opts.max_in_flight_bytes,
@@ -342,14 +348,12 @@ impl Emulation {
             shared: network.shared,
             ports,
             changes: network.changes,
-            client: sides.client,
-            server: sides.server,
+            client,
+            server,
             origin_mono_ns: origin,
             records: tx,
-            record_bytes,
             cfg,
             mtu: sides.mtu,
-            framing: sides.framing,
             control: control_inbox,
             params,
         };

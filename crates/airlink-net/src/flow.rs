@@ -7,9 +7,9 @@
 use crate::metrics::{FlowSample, Recorder};
 use crate::summary::{FlowSummary, IperfSummary};
 use airlink_engine::{Duration, Instant};
-use airlink_transport::dccp::{DccpEndpoint, DccpEvent, DccpPacket};
-use airlink_transport::udp::{IperfReceiver, UdpDatagram, UdpSender};
-use airlink_transport::{DeviceLimit, Pdu, Segment, TcpEndpoint, TcpEvent};
+use airlink_transport::dccp::{DccpEndpoint, DccpEvent};
+use airlink_transport::udp::{IperfReceiver, UdpSender};
+use airlink_transport::{DeviceLimit, Pdu, TcpEndpoint, TcpEvent};
 use std::collections::VecDeque;
 
 /// Which end of a flow.
