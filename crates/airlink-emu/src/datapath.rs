@@ -40,9 +40,9 @@ use airlink_engine::{Duration, Instant};
 use airlink_link::{LinkChange, LinkEvent, LinkSample, Packet};
 use airlink_net::build::BuiltLink;
 use airlink_net::{
-    order, Direction, EventKind, FlowPath, LinkId, NetChange, Network, Side, Sink, Stepper,
-    TimedChange,
+    order, Direction, EventKind, FlowPath, LinkId, NetChange, Network, Sink, Stepper, TimedChange,
 };
+use airlink_transport::Role;
 use serde::Serialize;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -600,8 +600,8 @@ impl<P: Port> Datapath<P> {
         self.process_due(now);
         let io = &mut self.io;
         let (side, dir) = match facing {
-            Facing::Client => (Side::Client, Direction::Up),
-            Facing::Server => (Side::Server, Direction::Down),
+            Facing::Client => (Role::Client, Direction::Up),
+            Facing::Server => (Role::Server, Direction::Down),
         };
         match EmuPacket::parse(data) {
             Ok(mut pkt) => {

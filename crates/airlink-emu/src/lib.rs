@@ -189,12 +189,8 @@ struct Sides<P> {
     mtu: u32,
 }
 
-/// Which namespace.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Role {
-    Client,
-    Server,
-}
+/// Which namespace: the client's or the server's.
+pub use airlink_transport::Role;
 
 impl Emulation {
     /// Creates the namespaces and TUN devices, applies `[emulation]`, starts the threads.
@@ -417,8 +413,8 @@ impl Emulation {
             ports,
         };
         let sides = [
-            (kernel_tcp::Side::Client, client, ip(SERVER_ADDR)),
-            (kernel_tcp::Side::Server, server, ip(CLIENT_ADDR)),
+            (Role::Client, client, ip(SERVER_ADDR)),
+            (Role::Server, server, ip(CLIENT_ADDR)),
         ];
         Ok(Some(kernel_tcp::Sampler::start(
             sides,
