@@ -4,7 +4,7 @@
 //! each and airlink's datapath between them, which steps the scenario's network (built by
 //! [`airlink_net::Network::build`], as the simulator builds it, so every link model runs here
 //! unchanged) along its shared path in each direction: downward `server → wired.down →
-//! downlink → client`, upward `client → uplink → wired.up → server`. See [`datapath`] for how packets are timed and [`ns`] for why teardown always
+//! downlink → client`, upward `client → uplink → wired.up → server`. See [`datapath`] for how packets are timed, [`port`] for where they enter and leave (TUN devices, packet sockets, pcap capture) and [`ns`] for why teardown always
 //! works. This crate is the only one that reads the clock and does I/O; the models stay
 //! sans-IO.
 //!
