@@ -198,7 +198,7 @@ pub struct Radio {
     pub subband: u32,
 }
 
-/// A flow's packets at the TUN devices: to the client (`down`) and to the server (`up`).
+/// A flow's packets at the ports: to the client (`down`) and to the server (`up`).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct FlowTraffic {
     pub down_packets: u64,

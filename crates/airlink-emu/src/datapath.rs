@@ -1,5 +1,6 @@
-//! The real-time datapath: one thread moves packets between the two TUN devices through the
-//! scenario's four link models, on absolute deadlines.
+//! The real-time datapath: one thread moves packets between its two ports (TUN devices, or
+//! packet sockets in gateway mode; see [`crate::port`]) through the scenario's link models,
+//! on absolute deadlines.
 //!
 //! - Virtual time ([`Instant`]) maps to `CLOCK_MONOTONIC` with one fixed origin taken at
 //!   start: `mono = origin + instant`. Links are called with the instant an event is *due*,
@@ -7,12 +8,12 @@
 //! - Each wake-up handles everything already due, in time order (link timers, packets due at
 //!   the next stage, samples), so the rate stays exact after a stall; then it reads what the
 //!   applications sent (non-blocking, in batches) and stamps it with the current time.
-//! - Waiting: `epoll` on both TUN devices, a stop `eventfd` and a `timerfd` armed with an
+//! - Waiting: `epoll` on both ports, a stop `eventfd` and a `timerfd` armed with an
 //!   *absolute* deadline at `next deadline - guard`; the last `guard` is a bounded spin.
 //!   With no deadline the timer is disarmed: no wake-ups while idle. The spin is spent only
 //!   while deliveries are sparser than the guard; dense deliveries are taken in batches of at
 //!   least `MIN_SLEEP_NS` per wake-up (the rate stays exact).
-//! - Logging and pcap writing go through a channel to the writer thread bounded in records
+//! - Logging and pcap writing (the ports' [`crate::port::Captured`]) go through a channel to the writer thread bounded in records
 //!   and in bytes; when it is full the record is counted as lost (the summary and the run's
 //!   warnings say so), the timed path never blocks.
 //! - Memory is bounded: what the packets inside the emulated links of each direction (queues,
@@ -22,7 +23,7 @@
 //!   allocation and its queue slots), not its length: small packets cost several times their
 //!   bytes.
 //!
-//! Paths: each packet read from a TUN device is given a path (server TUN → links → client TUN,
+//! Paths: each packet read from a port is given a path (server's port → links → client's port,
 //! or back): that of the scenario flow whose server port it carries (airlink's own flows, and
 //! flows given an emulation `port` for the kernel's applications), else the shared one, and
 //! it crosses the path's links hop by hop, as in simulation. Things due at the same instant follow the network's event order
@@ -31,20 +32,21 @@
 use crate::control::{
     DatapathRequest, DatapathState, FlowTraffic, Inbox, LinkDrops, LinkState, Radio,
 };
-use crate::packet::{EmuPacket, Malformed, ETHERNET_HEADER};
+use crate::packet::{EmuPacket, Malformed};
+use crate::port::{Facing, Port, Received};
 use crate::timing::{monotonic_ns, spin_until, thread_cpu_ns};
 use crate::writer::Record;
 use airlink_engine::{Duration, Instant};
 use airlink_link::{LinkChange, LinkEvent, LinkSample, Packet};
 use airlink_net::build::BuiltLink;
 use airlink_net::{
-    order, Direction, EventKind, FlowPath, LinkId, NetChange, Network, Side, Sink, Stepper,
-    TimedChange,
+    order, Direction, EventKind, FlowPath, LinkId, NetChange, Network, Sink, Stepper, TimedChange,
 };
+use airlink_transport::Role;
 use serde::Serialize;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{SyncSender, TrySendError};
+use std::sync::mpsc::SyncSender;
 use std::sync::Arc;
 
 /// Packets read from one TUN device per wake-up before timers get their turn again.
@@ -64,8 +66,6 @@ const LATE_BUCKETS: usize = 20_001;
 /// Default bound of the memory the packets inside the emulated links of one direction hold:
 /// 60 s of delay at 32 Mbit/s, or 0.6 s at 3.2 Gbit/s, of 1500-byte packets.
 pub const DEFAULT_MAX_IN_FLIGHT_BYTES: u64 = 256 << 20;
-/// Bound of the bytes of pcap records waiting for the writer thread.
-pub const MAX_RECORD_BYTES: u64 = 64 << 20;
 
 /// What a packet inside the links costs besides its own allocation: its slots in a stage
 /// queue and in a link's queue (a `VecDeque` grows by doubling, so up to twice its length),
@@ -80,24 +80,11 @@ pub fn held_bytes(len: u32) -> u64 {
     ((len as u64 + 8).next_multiple_of(16)).max(32) + PACKET_OVERHEAD
 }
 
-/// What the datapath reads and writes on its two sides.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Framing {
-    /// IP packets (TUN devices).
-    Ip,
-    /// Ethernet frames (packet sockets on real interfaces: gateway mode). IP frames cross the
-    /// links and leave with the Ethernet header they came with; other frames (ARP, ...) are
-    /// passed to the other side at once.
-    Ethernet,
-}
-
 /// Datapath settings.
 #[derive(Clone, Debug)]
 pub struct DatapathConfig {
     pub guard_ns: u64,
     pub sample_interval: Duration,
-    /// Bytes of each packet kept in the pcap files (0 = no pcap records at all).
-    pub snaplen: u32,
     pub rt_fifo: bool,
     pub mlock: bool,
     /// Bytes the emulated links of one direction may hold at once (see the module doc).
@@ -217,16 +204,16 @@ pub struct DatapathReport {
 }
 
 /// The datapath: the network in motion, and what it talks to.
-struct Datapath {
+struct Datapath<P> {
     net: Stepper<EmuPacket>,
     /// Live control: requests waiting.
     control: Inbox<DatapathRequest>,
-    io: Io,
+    io: Io<P>,
 }
 
-/// Everything of the datapath but the network: the two sides, the records, the bound on
+/// Everything of the datapath but the network: the two ports, the records, the bound on
 /// what the links hold, the delivery statistics. It is the network's [`Sink`].
-struct Io {
+struct Io<P> {
     /// Number of scenario flows (the shared path comes after theirs).
     flows: usize,
     /// Server ports and the path their packets take.
@@ -236,13 +223,10 @@ struct Io {
     /// Each link's parameters now, each flow's traffic (for live state reads).
     params: Vec<LinkChange>,
     traffic: Vec<FlowTraffic>,
-    client: OwnedFd,
-    server: OwnedFd,
-    framing: Framing,
+    client: P,
+    server: P,
     origin: u64,
     records: SyncSender<Record>,
-    /// Bytes of packet records sent to the writer and not yet taken (the writer subtracts).
-    record_bytes: Arc<AtomicU64>,
     /// Memory the packets inside the links of each direction hold ([`held_bytes`]):
     /// [downlink, uplink].
     in_flight: [u64; 2],
@@ -259,36 +243,28 @@ struct Io {
     last_delivery_due: u64,
 }
 
-impl Io {
+impl<P: Port> Io<P> {
+    /// Hands a record (other than a packet's: the ports capture those) to the writer.
     fn send(&mut self, r: Record) {
-        match self.records.try_send(r) {
-            Ok(()) => {}
-            Err(TrySendError::Full(r)) | Err(TrySendError::Disconnected(r)) => {
-                self.report.records_lost += 1;
-                self.record_bytes.fetch_sub(r.bytes(), Ordering::Relaxed);
-            }
+        if self.records.try_send(r).is_err() {
+            self.report.records_lost += 1;
         }
     }
 
-    fn capture(&mut self, side: Side, outgoing: bool, mono_ns: u64, data: &[u8]) {
-        if self.cfg.snaplen == 0 {
-            return;
+    fn port(&mut self, facing: Facing) -> &mut P {
+        match facing {
+            Facing::Client => &mut self.client,
+            Facing::Server => &mut self.server,
         }
-        let keep = data.len().min(self.cfg.snaplen as usize);
-        if self.record_bytes.fetch_add(keep as u64, Ordering::Relaxed) + keep as u64
-            > MAX_RECORD_BYTES
-        {
-            self.record_bytes.fetch_sub(keep as u64, Ordering::Relaxed);
-            self.report.records_lost += 1;
-            return;
-        }
-        self.send(Record::Packet {
-            side,
-            outgoing,
-            mono_ns,
-            orig_len: data.len() as u32,
-            data: data[..keep].to_vec(),
-        });
+    }
+
+    /// Reads the next packet waiting at a port into the read buffer.
+    fn recv(&mut self, facing: Facing) -> Option<Received> {
+        let port = match facing {
+            Facing::Client => &mut self.client,
+            Facing::Server => &mut self.server,
+        };
+        port.recv(&mut self.buf)
     }
 
     /// A packet of `bytes` left the links of a direction (delivered or dropped).
@@ -310,8 +286,8 @@ impl Io {
     }
 }
 
-impl Sink<EmuPacket> for Io {
-    /// Writes a packet to the client (downward) or server (upward) side.
+impl<P: Port> Sink<EmuPacket> for Io<P> {
+    /// Writes a packet to the client's (downward) or the server's (upward) port.
     fn deliver(&mut self, due: Instant, pkt: EmuPacket) {
         let gap = due.as_nanos().saturating_sub(self.last_delivery_due) as f64;
         self.last_delivery_due = due.as_nanos();
@@ -322,35 +298,13 @@ impl Sink<EmuPacket> for Io {
         };
         self.left(pkt.dir, pkt.data.len() as u32);
         let to = match pkt.dir {
-            Direction::Down => Side::Client,
-            Direction::Up => Side::Server,
-        };
-        let fd = match to {
-            Side::Client => self.client.as_raw_fd(),
-            Side::Server => self.server.as_raw_fd(),
+            Direction::Down => Facing::Client,
+            Direction::Up => Facing::Server,
         };
         // The delivery instant is taken before the write: the write itself runs the receiving
         // stack (softirq) in this thread and may take tens of microseconds.
         let actual = monotonic_ns();
-        let rc = match &pkt.l2 {
-            Some(header) => {
-                let parts = [
-                    libc::iovec {
-                        iov_base: header.as_ptr() as *mut libc::c_void,
-                        iov_len: header.len(),
-                    },
-                    libc::iovec {
-                        iov_base: pkt.data.as_ptr() as *mut libc::c_void,
-                        iov_len: pkt.data.len(),
-                    },
-                ];
-                // SAFETY: a valid descriptor and two valid buffers.
-                unsafe { libc::writev(fd, parts.as_ptr(), 2) }
-            }
-            // SAFETY: a valid descriptor and buffer.
-            None => unsafe { libc::write(fd, pkt.data.as_ptr().cast(), pkt.data.len()) },
-        };
-        if rc < 0 {
+        if self.port(to).send(&pkt.data, &pkt.link, actual).is_err() {
             self.report.write_errors += 1;
             return;
         }
@@ -362,21 +316,20 @@ impl Sink<EmuPacket> for Io {
         let len = pkt.data.len() as u32;
         if let Some(t) = self.traffic.get_mut(pkt.flow as usize) {
             match to {
-                Side::Client => {
+                Facing::Client => {
                     t.down_packets += 1;
                     t.down_bytes += len as u64;
                 }
-                Side::Server => {
+                Facing::Server => {
                     t.up_packets += 1;
                     t.up_bytes += len as u64;
                 }
             }
         }
         match to {
-            Side::Client => self.report.downlink.record(due.as_nanos(), rel, len),
-            Side::Server => self.report.uplink.record(due.as_nanos(), rel, len),
+            Facing::Client => self.report.downlink.record(due.as_nanos(), rel, len),
+            Facing::Server => self.report.uplink.record(due.as_nanos(), rel, len),
         }
-        self.capture(to, false, actual, &pkt.data);
     }
 
     fn link_event(&mut self, link: LinkId, name: &'static str, event: LinkEvent) {
@@ -427,8 +380,8 @@ impl Sink<EmuPacket> for Io {
     }
 }
 
-impl Datapath {
-    fn new(parts: DatapathParts) -> Datapath {
+impl<P: Port> Datapath<P> {
+    fn new(parts: DatapathParts<P>) -> Datapath<P> {
         let DatapathParts {
             links,
             paths,
@@ -439,10 +392,8 @@ impl Datapath {
             server,
             origin_mono_ns,
             records,
-            record_bytes,
             cfg,
             mtu,
-            framing,
             control,
             params,
         } = parts;
@@ -475,10 +426,8 @@ impl Datapath {
                 traffic: vec![FlowTraffic::default(); flows],
                 client,
                 server,
-                framing,
                 origin: origin_mono_ns,
                 records,
-                record_bytes,
                 in_flight: [0, 0],
                 cfg,
                 report,
@@ -623,29 +572,16 @@ impl Datapath {
         }
     }
 
-    /// Reads up to a batch from one side into the first link of its direction's path.
-    fn read_side(&mut self, from_client: bool) -> usize {
-        let fd: RawFd = if from_client {
-            self.io.client.as_raw_fd()
-        } else {
-            self.io.server.as_raw_fd()
-        };
+    /// Reads up to a batch from one port into the first link of its direction's path.
+    fn read_side(&mut self, facing: Facing) -> usize {
         let mut n = 0;
         while n < READ_BATCH {
-            // SAFETY: a valid descriptor and buffer.
-            let rc = unsafe { libc::read(fd, self.io.buf.as_mut_ptr().cast(), self.io.buf.len()) };
-            if rc <= 0 {
+            let Some(got) = self.io.recv(facing) else {
                 break;
-            }
-            n += 1;
-            let mono = monotonic_ns();
-            let now = Instant::from_nanos(mono.saturating_sub(self.io.origin));
-            let side = if from_client {
-                Side::Client
-            } else {
-                Side::Server
             };
-            self.take_in(now, mono, side, rc as usize);
+            n += 1;
+            let now = Instant::from_nanos(got.mono_ns.saturating_sub(self.io.origin));
+            self.take_in(now, facing, got);
         }
         if n > 0 {
             self.io.did_work = true;
@@ -653,54 +589,32 @@ impl Datapath {
         n
     }
 
-    /// Takes the first `len` bytes of the read buffer, read from `side` at `now` (`mono` on
-    /// the monotonic clock), in at its path's ingress.
-    fn take_in(&mut self, now: Instant, mono: u64, side: Side, len: usize) {
+    /// Takes a packet a port read at `now` in at its path's ingress.
+    fn take_in(&mut self, now: Instant, facing: Facing, got: Received) {
         let io = &mut self.io;
-        let mut frame = &io.buf[..len];
-        let mut l2 = None;
-        if io.framing == Framing::Ethernet {
-            let ip = frame.len() > ETHERNET_HEADER
-                && matches!([frame[12], frame[13]], [0x08, 0x00] | [0x86, 0xdd]);
-            if !ip {
-                // ARP and the like: the two hosts must find each other, outside the model.
-                let to = match side {
-                    Side::Client => io.server.as_raw_fd(),
-                    Side::Server => io.client.as_raw_fd(),
-                };
-                // SAFETY: a valid descriptor and buffer.
-                if unsafe { libc::write(to, frame.as_ptr().cast(), frame.len()) } < 0 {
-                    io.report.write_errors += 1;
-                }
-                io.report.passed_through += 1;
-                return;
-            }
-            l2 = Some(frame[..ETHERNET_HEADER].try_into().expect("checked length"));
-            frame = &frame[ETHERNET_HEADER..];
-        }
-        let rc = frame.len();
+        let mono = got.mono_ns;
+        let rc = got.ip.len();
         // Exactly its length: what `held_bytes` counts.
-        let data = frame.to_vec();
-        io.capture(side, true, mono, &data);
+        let data = io.buf[got.ip].to_vec();
         // Earlier work may be due before this arrival: keep the links' time monotone.
         self.process_due(now);
         let io = &mut self.io;
-        let dir = match side {
-            Side::Client => Direction::Up,
-            Side::Server => Direction::Down,
+        let (side, dir) = match facing {
+            Facing::Client => (Role::Client, Direction::Up),
+            Facing::Server => (Role::Server, Direction::Down),
         };
         match EmuPacket::parse(data) {
             Ok(mut pkt) => {
-                match side {
-                    Side::Client => io.report.packets_read_client += 1,
-                    Side::Server => io.report.packets_read_server += 1,
+                match facing {
+                    Facing::Client => io.report.packets_read_client += 1,
+                    Facing::Server => io.report.packets_read_server += 1,
                 }
                 let d = (dir == Direction::Up) as usize;
                 let len = held_bytes(rc as u32);
                 if io.in_flight[d] + len > io.cfg.max_in_flight_bytes {
                     io.report.in_flight_drops[d] += 1;
                     io.send(Record::LimitDrop {
-                        side,
+                        port: facing,
                         mono_ns: mono,
                         len: rc as u32,
                     });
@@ -709,7 +623,7 @@ impl Datapath {
                 io.in_flight[d] += len;
                 let held = &mut io.report.in_flight_max_bytes[d];
                 *held = (*held).max(io.in_flight[d]);
-                pkt.l2 = l2;
+                pkt.link = got.link;
                 pkt.dir = dir;
                 pkt.route = io.path_of(dir, pkt.ports);
                 // Traffic of no scenario flow takes the shared path: the first flow's.
@@ -722,12 +636,12 @@ impl Datapath {
                 self.net.take_in(now, source, pkt);
             }
             Err(Malformed::NotIp) | Err(Malformed::BadHeader) => {
-                match side {
-                    Side::Client => io.report.malformed_client += 1,
-                    Side::Server => io.report.malformed_server += 1,
+                match facing {
+                    Facing::Client => io.report.malformed_client += 1,
+                    Facing::Server => io.report.malformed_server += 1,
                 }
                 io.send(Record::Malformed {
-                    side,
+                    port: facing,
                     mono_ns: mono,
                     len: rc as u32,
                 });
@@ -738,6 +652,12 @@ impl Datapath {
     fn finish(self, started: u64, cpu0: u64) -> (Vec<BuiltLink<EmuPacket>>, DatapathReport) {
         let Datapath { net, io, .. } = self;
         let mut r = io.report;
+        for port in [&io.client, &io.server] {
+            let c = port.counters();
+            r.passed_through += c.passed_through;
+            r.write_errors += c.write_errors;
+            r.records_lost += c.records_lost;
+        }
         r.duration_s = (monotonic_ns() - started) as f64 * 1e-9;
         r.cpu_s = (thread_cpu_ns() - cpu0) as f64 * 1e-9;
         r.downlink.finish();
@@ -800,7 +720,7 @@ impl StopHandle {
 }
 
 /// Everything the datapath thread needs.
-pub struct DatapathParts {
+pub struct DatapathParts<P> {
     pub links: Vec<BuiltLink<EmuPacket>>,
     /// Each scenario flow's path through `links`, and the shared path.
     pub paths: Vec<FlowPath>,
@@ -809,15 +729,13 @@ pub struct DatapathParts {
     pub ports: Vec<(u16, u16)>,
     /// The scenario's timed changes, in time order.
     pub changes: Vec<TimedChange>,
-    pub client: OwnedFd,
-    pub server: OwnedFd,
+    /// The ports facing the client and the server.
+    pub client: P,
+    pub server: P,
     pub origin_mono_ns: u64,
     pub records: SyncSender<Record>,
-    /// Shared with the writer: bytes of packet records in the channel.
-    pub record_bytes: Arc<AtomicU64>,
     pub cfg: DatapathConfig,
     pub mtu: u32,
-    pub framing: Framing,
     /// Live control's requests, and each link's parameters as configured.
     pub control: Inbox<DatapathRequest>,
     pub params: Vec<LinkChange>,
@@ -842,8 +760,8 @@ pub type Finished = (
 );
 
 /// Prepares the stop handle and the runner; the runner is called on the datapath thread.
-pub fn prepare(
-    parts: DatapathParts,
+pub fn prepare<P: Port>(
+    parts: DatapathParts<P>,
 ) -> std::io::Result<(StopHandle, impl FnOnce(&LiveCounters) -> Finished)> {
     // SAFETY: plain syscalls creating new descriptors.
     let stop = StopHandle::new()?;
@@ -861,8 +779,8 @@ pub fn prepare(
         "epoll_create1",
     )?;
     for (fd, tag) in [
-        (parts.client.as_raw_fd(), 0u64),
-        (parts.server.as_raw_fd(), 1),
+        (parts.client.fd(), 0u64),
+        (parts.server.fd(), 1),
         (timerfd.as_raw_fd(), 2),
         (stop.fd(), 3),
         (parts.control.fd(), 4),
@@ -901,7 +819,7 @@ pub fn prepare(
             dp.io.did_work = false;
             let now = dp.now();
             dp.process_due(now);
-            while dp.read_side(true) + dp.read_side(false) > 0 {
+            while dp.read_side(Facing::Client) + dp.read_side(Facing::Server) > 0 {
                 if flag.stopped() {
                     break;
                 }
@@ -1044,35 +962,16 @@ pub(crate) fn arm(timerfd: &OwnedFd, at_ns: Option<u64>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::port::fake::FakePort;
     use airlink_engine::RngStream;
     use airlink_link::{Pipe, PipeParams};
     use std::sync::mpsc::{sync_channel, Receiver};
 
-    /// A fake port: a datagram socket pair per side stands for a TUN device (the datapath
-    /// reads and writes whole packets on it); the test holds the applications' ends.
+    /// The datapath between two fake ports, in virtual time (origin 0); the test plays the
+    /// applications behind them.
     struct FakePorts {
-        dp: Datapath,
-        client_app: OwnedFd,
-        server_app: OwnedFd,
+        dp: Datapath<FakePort>,
         records: Receiver<Record>,
-    }
-
-    fn socket_pair() -> (OwnedFd, OwnedFd) {
-        let mut fds = [0; 2];
-        // SAFETY: a plain syscall filling two descriptors.
-        let rc = unsafe {
-            libc::socketpair(
-                libc::AF_UNIX,
-                libc::SOCK_DGRAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-                0,
-                fds.as_mut_ptr(),
-            )
-        };
-        assert_eq!(rc, 0, "socketpair");
-        (
-            new_fd(fds[0], "socketpair").unwrap(),
-            new_fd(fds[1], "socketpair").unwrap(),
-        )
     }
 
     fn pipe(name: &'static str, delay_ms: u64) -> BuiltLink<EmuPacket> {
@@ -1092,8 +991,6 @@ mod tests {
     /// Links "a" (10 ms) and "b" (20 ms) downward, "c" (5 ms) as the alternative; flow 0
     /// (server port 5000) takes a then b down, nothing up.
     fn two_hops(changes: Vec<TimedChange>) -> FakePorts {
-        let (client, client_app) = socket_pair();
-        let (server, server_app) = socket_pair();
         let (tx, records) = sync_channel(1024);
         let (_mailbox, control) = crate::control::mailbox().unwrap();
         let path = FlowPath {
@@ -1106,30 +1003,22 @@ mod tests {
             shared: path,
             ports: vec![(5000, 0)],
             changes,
-            client,
-            server,
+            client: FakePort::default(),
+            server: FakePort::default(),
             origin_mono_ns: 0,
             records: tx,
-            record_bytes: Arc::new(AtomicU64::new(0)),
             cfg: DatapathConfig {
                 guard_ns: 50_000,
                 sample_interval: Duration::ZERO,
-                snaplen: 0,
                 rt_fifo: false,
                 mlock: false,
                 max_in_flight_bytes: DEFAULT_MAX_IN_FLIGHT_BYTES,
             },
             mtu: 1500,
-            framing: Framing::Ip,
             control,
             params: vec![LinkChange::default(); 3],
         });
-        FakePorts {
-            dp,
-            client_app,
-            server_app,
-            records,
-        }
+        FakePorts { dp, records }
     }
 
     /// A UDP packet from the server's port 5000, with `tag` as its payload.
@@ -1143,33 +1032,16 @@ mod tests {
     impl FakePorts {
         /// The server's application sends `tag` at `ms` (virtual time).
         fn send_down(&mut self, ms: u64, tag: u8) {
-            let data = from_server(tag);
-            self.dp.io.buf[..data.len()].copy_from_slice(&data);
-            let now = Instant::from_nanos(ms * 1_000_000);
-            self.dp
-                .take_in(now, now.as_nanos(), Side::Server, data.len());
+            let port = &mut self.dp.io.server;
+            port.incoming.push_back((ms * 1_000_000, from_server(tag)));
+            assert_eq!(self.dp.read_side(Facing::Server), 1);
         }
 
         /// Runs the network to `ms` and returns the tags of what the client's side received.
         fn run_to(&mut self, ms: u64) -> Vec<u8> {
             self.dp.process_due(Instant::from_nanos(ms * 1_000_000));
-            let mut tags = Vec::new();
-            let mut buf = [0u8; 2048];
-            loop {
-                // SAFETY: a valid descriptor and buffer.
-                let rc = unsafe {
-                    libc::read(
-                        self.client_app.as_raw_fd(),
-                        buf.as_mut_ptr().cast(),
-                        buf.len(),
-                    )
-                };
-                if rc <= 0 {
-                    break;
-                }
-                tags.push(buf[rc as usize - 1]);
-            }
-            tags
+            let written = std::mem::take(&mut self.dp.io.client.written);
+            written.iter().map(|p| p[p.len() - 1]).collect()
         }
 
         /// The `kind`s of the network's rows recorded so far, with their link and `live`.
@@ -1208,9 +1080,7 @@ mod tests {
             "nothing is inside the links any more"
         );
         // Nothing came back the other way.
-        // SAFETY: a valid descriptor and buffer.
-        let rc = unsafe { libc::read(p.server_app.as_raw_fd(), [0u8; 64].as_mut_ptr().cast(), 64) };
-        assert!(rc < 0);
+        assert!(p.dp.io.server.written.is_empty());
     }
 
     #[test]

@@ -19,9 +19,12 @@
 //!   offload across it: its TSO/GSO must be off too, which the gateway cannot do for it.
 
 use crate::datapath::new_fd;
+use crate::port::{read_fd, write_fd, LinkHeader, Port, PortCounters, Received, ETHERNET_HEADER};
+use crate::timing::monotonic_ns;
 use crate::EmuError;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// The offloads the gateway turns off: (name, legacy ethtool get command, set command).
 const OFFLOADS: [(&str, u32, u32); 3] = [
@@ -42,6 +45,69 @@ pub struct Sides {
     /// The smaller of the two interfaces' MTUs.
     pub mtu: u32,
     pub offloads: Offloads,
+}
+
+impl Sides {
+    /// The two sides as the datapath's ports: (client's, server's).
+    pub fn ports(client: OwnedFd, server: OwnedFd) -> (PacketSocketPort, PacketSocketPort) {
+        let (client, server) = (Arc::new(client), Arc::new(server));
+        let port = |fd: &Arc<OwnedFd>, peer: &Arc<OwnedFd>| PacketSocketPort {
+            fd: fd.clone(),
+            peer: peer.clone(),
+            counters: PortCounters::default(),
+        };
+        (port(&client, &server), port(&server, &client))
+    }
+}
+
+/// Frames other than IP one read may pass to the other side before it returns (the datapath
+/// then gives its timers their turn; `epoll` brings it back at once).
+const PASS_BATCH: usize = 64;
+
+/// A gateway's port: a packet socket on one interface (see [`crate::port`]). IP frames cross
+/// the links and leave with the Ethernet header they came with; other frames (ARP, ...) are
+/// passed to the other side at once: the two hosts must find each other, outside the model.
+pub struct PacketSocketPort {
+    fd: Arc<OwnedFd>,
+    /// The other side's socket.
+    peer: Arc<OwnedFd>,
+    counters: PortCounters,
+}
+
+impl Port for PacketSocketPort {
+    fn fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> Option<Received> {
+        for _ in 0..PASS_BATCH {
+            let len = read_fd(self.fd.as_raw_fd(), buf)?;
+            let frame = &buf[..len];
+            let ip = len > ETHERNET_HEADER
+                && matches!([frame[12], frame[13]], [0x08, 0x00] | [0x86, 0xdd]);
+            if ip {
+                let header = frame[..ETHERNET_HEADER].try_into().expect("checked length");
+                return Some(Received {
+                    ip: ETHERNET_HEADER..len,
+                    link: LinkHeader(Some(header)),
+                    mono_ns: monotonic_ns(),
+                });
+            }
+            if write_fd(self.peer.as_raw_fd(), None, frame).is_err() {
+                self.counters.write_errors += 1;
+            }
+            self.counters.passed_through += 1;
+        }
+        None
+    }
+
+    fn send(&mut self, packet: &[u8], link: &LinkHeader, _mono_ns: u64) -> std::io::Result<()> {
+        write_fd(self.fd.as_raw_fd(), link.0.as_ref().map(|h| &h[..]), packet)
+    }
+
+    fn counters(&self) -> PortCounters {
+        self.counters
+    }
 }
 
 /// The interfaces' offloads as found: put back when dropped.

@@ -35,6 +35,7 @@
 
 use crate::ns::{Namespace, NsError};
 use airlink_net::metrics::{Column, Table};
+use airlink_transport::Role;
 use netlink_packet_core::{
     NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_DUMP, NLM_F_REQUEST,
 };
@@ -60,28 +61,12 @@ const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
 /// make 2,000 rows a second); rows beyond are counted as lost.
 pub const MAX_ROWS: usize = 1 << 18;
 
-/// Which namespace a socket was found in.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Side {
-    Client,
-    Server,
-}
-
-impl Side {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Side::Client => "client",
-            Side::Server => "server",
-        }
-    }
-}
-
 /// One connection's sender at one instant, in the `flows` table's units.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KernelTcpRow {
     pub time_ns: u64,
     pub flow: u32,
-    pub side: Side,
+    pub side: Role,
     /// The client's port of the connection.
     pub connection: u16,
     pub delivered_bytes: u64,
@@ -103,10 +88,10 @@ pub struct KernelTcpRow {
 
 /// The flow a connection plays: the scenario's flow on its server port, else flow 0.
 /// `ports` maps server ports to flow indices, as the datapath's list does.
-pub fn flow_of(side: Side, id: &SocketId, ports: &[(u16, u16)]) -> (u32, u16) {
+pub fn flow_of(side: Role, id: &SocketId, ports: &[(u16, u16)]) -> (u32, u16) {
     let (server_port, client_port) = match side {
-        Side::Server => (id.source_port, id.destination_port),
-        Side::Client => (id.destination_port, id.source_port),
+        Role::Server => (id.source_port, id.destination_port),
+        Role::Client => (id.destination_port, id.source_port),
     };
     let flow = ports
         .iter()
@@ -120,7 +105,7 @@ pub fn flow_of(side: Side, id: &SocketId, ports: &[(u16, u16)]) -> (u32, u16) {
 /// connection that has carried no data yet).
 pub fn row(
     time_ns: u64,
-    side: Side,
+    side: Role,
     flow: u32,
     connection: u16,
     i: &TcpInfo,
@@ -138,8 +123,8 @@ pub fn row(
         // The SYN takes one sequence number: it counts in bytes_acked at the end that opened
         // the connection (the client's); the end that accepted it starts past its SYN.
         delivered_bytes: match side {
-            Side::Client => i.bytes_acked.saturating_sub(1),
-            Side::Server => i.bytes_acked,
+            Role::Client => i.bytes_acked.saturating_sub(1),
+            Role::Server => i.bytes_acked,
         },
         cwnd_bytes: i.snd_cwnd as f64 * mss,
         ssthresh_bytes: if i.snd_ssthresh >= INFINITE_SSTHRESH {
@@ -174,7 +159,7 @@ pub fn row(
 /// that carry `TCP_INFO` and have sent more than they received.
 pub fn rows_of(
     time_ns: u64,
-    side: Side,
+    side: Role,
     peer: IpAddr,
     ports: &[(u16, u16)],
     responses: &[InetResponse],
@@ -355,7 +340,7 @@ impl Sampler {
     /// Opens a sock_diag socket in each namespace and starts sampling; `sides` gives each
     /// namespace with the address of its peer.
     pub fn start(
-        sides: [(Side, &Namespace, IpAddr); 2],
+        sides: [(Role, &Namespace, IpAddr); 2],
         cfg: SamplerConfig,
         latest: Latest,
     ) -> Result<Sampler, NsError> {
@@ -457,7 +442,7 @@ pub fn table(rows: &[KernelTcpRow]) -> Table {
 /// The sampler's loop: a dump of each namespace at every tick of the interval on the
 /// emulation's clock; a late tick is taken once, not caught up.
 fn sample(
-    sockets: Vec<(Side, Socket, IpAddr)>,
+    sockets: Vec<(Role, Socket, IpAddr)>,
     cfg: SamplerConfig,
     stop: Arc<AtomicBool>,
     rows: Arc<Mutex<Rows>>,
@@ -551,7 +536,7 @@ mod tests {
         );
         assert_eq!(responses.len(), 2, "both ends of the connection");
         let peer: IpAddr = "127.0.0.1".parse().unwrap();
-        let rows = rows_of(7, Side::Server, peer, &[(5301, 3)], &responses);
+        let rows = rows_of(7, Role::Server, peer, &[(5301, 3)], &responses);
         // The receiving end (it sent nothing) has no row.
         assert_eq!(rows.len(), 1, "{rows:?}");
         let r = &rows[0];
@@ -560,7 +545,7 @@ mod tests {
         // delivery_rate 262 Gbps); ssthresh not yet set.
         assert_eq!(
             (r.time_ns, r.flow, r.side, r.connection),
-            (7, 3, Side::Server, 35234)
+            (7, 3, Role::Server, 35234)
         );
         assert_eq!(r.cwnd_bytes, 18.0 * 65483.0);
         assert!(r.ssthresh_bytes.is_nan());
@@ -578,7 +563,7 @@ mod tests {
         );
         // Another namespace's peer: not this emulation's connection.
         let other: IpAddr = "10.77.0.2".parse().unwrap();
-        assert!(rows_of(7, Side::Server, other, &[(5301, 3)], &responses).is_empty());
+        assert!(rows_of(7, Role::Server, other, &[(5301, 3)], &responses).is_empty());
     }
 
     #[test]
@@ -586,10 +571,10 @@ mod tests {
         let mut id = SocketId::new_v4();
         (id.source_port, id.destination_port) = (40000, 5201);
         let ports = [(5301, 1), (5201, 2)];
-        assert_eq!(flow_of(Side::Client, &id, &ports), (2, 40000));
+        assert_eq!(flow_of(Role::Client, &id, &ports), (2, 40000));
         (id.source_port, id.destination_port) = (5201, 40000);
-        assert_eq!(flow_of(Side::Server, &id, &ports), (2, 40000));
-        assert_eq!(flow_of(Side::Server, &id, &[]), (0, 40000));
+        assert_eq!(flow_of(Role::Server, &id, &ports), (2, 40000));
+        assert_eq!(flow_of(Role::Server, &id, &[]), (0, 40000));
     }
 
     #[test]
@@ -597,7 +582,7 @@ mod tests {
         let mut responses = Vec::new();
         parse_answer(ANSWER, &mut responses).unwrap();
         let peer: IpAddr = "127.0.0.1".parse().unwrap();
-        let t = table(&rows_of(0, Side::Server, peer, &[], &responses));
+        let t = table(&rows_of(0, Role::Server, peer, &[], &responses));
         let names: Vec<&str> = t.columns.iter().map(|(n, _)| *n).collect();
         let sim = airlink_net::metrics::Recorder::default().drain();
         let flows = &sim.iter().find(|(n, _)| *n == "flows").unwrap().1;

@@ -4,7 +4,7 @@
 //! each and airlink's datapath between them, which steps the scenario's network (built by
 //! [`airlink_net::Network::build`], as the simulator builds it, so every link model runs here
 //! unchanged) along its shared path in each direction: downward `server → wired.down →
-//! downlink → client`, upward `client → uplink → wired.up → server`. See [`datapath`] for how packets are timed and [`ns`] for why teardown always
+//! downlink → client`, upward `client → uplink → wired.up → server`. See [`datapath`] for how packets are timed, [`port`] for where they enter and leave (TUN devices, packet sockets, pcap capture) and [`ns`] for why teardown always
 //! works. This crate is the only one that reads the clock and does I/O; the models stay
 //! sans-IO.
 //!
@@ -27,11 +27,11 @@ pub mod kernel_tcp;
 pub mod native;
 pub mod ns;
 pub mod packet;
+pub mod port;
 pub mod rt;
 pub mod stack;
 pub mod timing;
 pub mod udpgen;
-pub mod wire;
 pub mod writer;
 
 use airlink_net::metrics::{Column, Recorder, Table};
@@ -182,20 +182,15 @@ fn open_pcaps(opts: &EmuOptions) -> Result<(Option<writer::Pcap>, Option<writer:
     Ok((Some(open("client")?), Some(open("server")?)))
 }
 
-/// The datapath's two ends before it starts.
-struct Sides {
-    client: std::os::fd::OwnedFd,
-    server: std::os::fd::OwnedFd,
+/// The datapath's two ports before it starts.
+struct Sides<P> {
+    client: P,
+    server: P,
     mtu: u32,
-    framing: datapath::Framing,
 }
 
-/// Which namespace.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Role {
-    Client,
-    Server,
-}
+/// Which namespace: the client's or the server's.
+pub use airlink_transport::Role;
 
 impl Emulation {
     /// Creates the namespaces and TUN devices, applies `[emulation]`, starts the threads.
@@ -251,10 +246,9 @@ impl Emulation {
             sysctls.insert(label, n.get_sysctls(RECORDED_SYSCTLS));
         }
         let sides = Sides {
-            client: client_fd,
-            server: server_fd,
+            client: port::TunPort(client_fd),
+            server: port::TunPort(server_fd),
             mtu: e.mtu,
-            framing: datapath::Framing::Ip,
         };
         let mut emulation = Self::launch(s, network, ports.clone(), (pc, ps), sides, opts)?;
         emulation.kernel_tcp = emulation.sample_kernel_tcp(&client, &server, ports)?;
@@ -286,24 +280,24 @@ impl Emulation {
             .collect();
         let pcaps = open_pcaps(opts)?;
         let opened = gateway::open(client_iface, server_iface)?;
+        let (client, server) = gateway::Sides::ports(opened.client, opened.server);
         let sides = Sides {
-            client: opened.client,
-            server: opened.server,
+            client,
+            server,
             mtu: opened.mtu,
-            framing: datapath::Framing::Ethernet,
         };
         let mut emulation = Self::launch(s, network, ports, pcaps, sides, opts)?;
         emulation.offloads = Some(opened.offloads);
         Ok(emulation)
     }
 
-    /// Starts the writer and datapath threads between two sides.
-    fn launch(
+    /// Starts the writer and datapath threads between two ports.
+    fn launch<P: port::Port + Send + 'static>(
         s: &Scenario,
         network: Network<EmuPacket>,
         ports: Vec<(u16, u16)>,
         (pc, ps): (Option<writer::Pcap>, Option<writer::Pcap>),
-        sides: Sides,
+        sides: Sides<P>,
         opts: &EmuOptions,
     ) -> Result<Emulation, EmuError> {
         let (tx, rx) = std::sync::mpsc::sync_channel(1 << 16);
@@ -325,14 +319,21 @@ impl Emulation {
         let (control_mailbox, control_inbox) =
             control::mailbox().map_err(|e| EmuError::Os(e.to_string()))?;
         let params = airlink_net::build::link_parameters(s).map_err(|e| EmuError::Build(e.0))?;
+        let snaplen = if opts.pcap_dir.is_some() {
+            opts.snaplen
+        } else {
+            0
+        };
+        let captured = |p: P, facing: port::Facing| {
+            port::Captured::new(p, facing, snaplen, tx.clone(), record_bytes.clone())
+        };
+        let (client, server) = (
+            captured(sides.client, port::Facing::Client),
+            captured(sides.server, port::Facing::Server),
+        );
         let cfg = DatapathConfig {
             guard_ns: opts.guard_ns,
             sample_interval: s.sample_interval.0,
-            snaplen: if opts.pcap_dir.is_some() {
-                opts.snaplen
-            } else {
-                0
-            },
             rt_fifo: opts.realtime,
             mlock: opts.realtime && opts.mlock,
             max_in_flight_bytes: opts.max_in_flight_bytes,
@@ -343,14 +344,12 @@ impl Emulation {
             shared: network.shared,
             ports,
             changes: network.changes,
-            client: sides.client,
-            server: sides.server,
+            client,
+            server,
             origin_mono_ns: origin,
             records: tx,
-            record_bytes,
             cfg,
             mtu: sides.mtu,
-            framing: sides.framing,
             control: control_inbox,
             params,
         };
@@ -414,8 +413,8 @@ impl Emulation {
             ports,
         };
         let sides = [
-            (kernel_tcp::Side::Client, client, ip(SERVER_ADDR)),
-            (kernel_tcp::Side::Server, server, ip(CLIENT_ADDR)),
+            (Role::Client, client, ip(SERVER_ADDR)),
+            (Role::Server, server, ip(CLIENT_ADDR)),
         ];
         Ok(Some(kernel_tcp::Sampler::start(
             sides,
@@ -528,9 +527,9 @@ impl Emulation {
             let flow = airlink_net::build::scenario_flow(f, i, self.scenario.seed)
                 .map_err(|e| EmuError::Build(e.0))?;
             let protocol = match f.protocol {
-                airlink_scenario::Protocol::Tcp => wire::Protocol::Tcp,
-                airlink_scenario::Protocol::Udp => wire::Protocol::Udp,
-                airlink_scenario::Protocol::Dccp => wire::Protocol::Dccp,
+                airlink_scenario::Protocol::Tcp => airlink_transport::codec::Protocol::Tcp,
+                airlink_scenario::Protocol::Udp => airlink_transport::codec::Protocol::Udp,
+                airlink_scenario::Protocol::Dccp => airlink_transport::codec::Protocol::Dccp,
             };
             // TCP never sends what the path would fragment; UDP may (as iperf does). DCCP's
             // packets were checked against the MTU with the scenario.

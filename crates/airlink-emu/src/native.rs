@@ -1,6 +1,6 @@
 //! Captures of airlink's own transports as the real protocols.
 //!
-//! On the emulated link airlink's TCP and DCCP travel inside UDP ([`crate::wire`]). Their
+//! On the emulated link airlink's TCP and DCCP travel inside UDP ([`airlink_transport::codec`]). Their
 //! compact headers are the real headers less exactly what UDP carries, so swapping the UDP
 //! header and the compact header for the real TCP (20 bytes + options) or DCCP (16 bytes with
 //! X = 1, then the acknowledgement subheader and options, laid out as RFC 4340 has them)
@@ -9,7 +9,7 @@
 //! Checksums are recomputed where the whole packet was captured, else left zero (the capture
 //! is headers only, as with any truncated capture). UDP flows and other packets are unchanged.
 
-use crate::wire::Protocol;
+use airlink_transport::codec::{dccp_has_code, dccp_type_of, Protocol};
 use pcap_file::pcap::{PcapReader, PcapWriter};
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
@@ -114,9 +114,8 @@ fn tcp_header(inner: &[u8], sport: u16, dport: u16) -> Option<Vec<u8>> {
 fn dccp_header(inner: &[u8], sport: u16, dport: u16) -> Option<Vec<u8>> {
     let fixed = inner.get(..8)?;
     let kind = fixed[0] & 0x07;
-    let packet_type = crate::wire::type_of(kind).ok()?;
-    let words =
-        4 + 2 * packet_type.has_ack() as u8 + crate::wire::has_code(packet_type) as u8 + fixed[1];
+    let packet_type = dccp_type_of(kind).ok()?;
+    let words = 4 + 2 * packet_type.has_ack() as u8 + dccp_has_code(packet_type) as u8 + fixed[1];
     let mut h = Vec::with_capacity(inner.len() + 8);
     h.extend_from_slice(&sport.to_be_bytes());
     h.extend_from_slice(&dport.to_be_bytes());
@@ -145,9 +144,9 @@ fn checksum(parts: &[&[u8]]) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::{encode, IP_UDP_HEADERS};
-    use airlink_net::Pdu;
+    use airlink_transport::codec::{encode, IP_UDP_HEADERS};
     use airlink_transport::dccp::{DccpPacket, PacketType};
+    use airlink_transport::Pdu;
     use airlink_transport::{Flags, SackBlocks, Segment};
     use etherparse::{NetSlice, SlicedPacket, TransportSlice};
 

@@ -1,5 +1,6 @@
-//! The emulator's packet: the real bytes of an IP packet read from a TUN device.
+//! The emulator's packet: the real bytes of an IP packet read from a port.
 
+use crate::port::LinkHeader;
 use airlink_link::{Direction, Packet};
 use airlink_net::Routed;
 
@@ -19,14 +20,12 @@ pub struct EmuPacket {
     pub hop: u8,
     /// Its direction of travel (up: from the client to the server).
     pub dir: Direction,
-    /// The Ethernet header it arrived with (gateway mode), written out again in front of it.
-    pub l2: Option<[u8; ETHERNET_HEADER]>,
+    /// What the port it came from needs to send it on as it came (its Ethernet header in
+    /// gateway mode); carried unread.
+    pub link: LinkHeader,
 }
 
-/// Bytes of an Ethernet header (destination, source, EtherType).
-pub const ETHERNET_HEADER: usize = 14;
-
-/// Why a packet read from a TUN device was not forwarded.
+/// Why a packet read from a port was not forwarded.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Malformed {
     /// Not IPv4 or IPv6 (first nibble), or shorter than an IP header.
@@ -48,7 +47,7 @@ impl EmuPacket {
             route: 0,
             hop: 0,
             dir: Direction::Down,
-            l2: None,
+            link: LinkHeader::default(),
         })
     }
 }

@@ -7,7 +7,7 @@
 //! runs) with `CLOCK_MONOTONIC` instants on the emulation's origin: it sleeps on an absolute
 //! `timerfd` until the next endpoint timer, flow start or sample, or until a datagram arrives
 //! (`epoll` on the sockets). Endpoints act at the time they run, as a real stack does; the
-//! timer lateness is reported. Each datagram carries the simulated header ([`crate::wire`]) and
+//! timer lateness is reported. Each datagram carries the simulated header ([`airlink_transport::codec`]) and
 //! has the simulated size. A datagram that does not decode is counted and dropped; one whose
 //! checksum a link's bit errors broke never arrives (the receiving kernel drops it, as the
 //! simulator's receiver does).
@@ -15,10 +15,11 @@
 use crate::control::{Applied, FlowState, Inbox, LiveMarks, StackRequest};
 use crate::datapath::{arm, new_fd, StopHandle};
 use crate::timing::monotonic_ns;
-use crate::wire::{self, Protocol, TcpUnwrap};
 use airlink_engine::{Duration, Instant};
 use airlink_net::metrics::Recorder;
-use airlink_net::{EventKind, Flow, FlowSummary, Side};
+use airlink_net::{EventKind, Flow, FlowSummary};
+use airlink_transport::codec::{self, Protocol, TcpUnwrap};
+use airlink_transport::Role;
 use serde::Serialize;
 use std::net::UdpSocket;
 use std::os::fd::AsRawFd;
@@ -103,17 +104,17 @@ struct Stack {
     late_max_ns: u64,
 }
 
-fn side_index(side: Side) -> usize {
+fn side_index(side: Role) -> usize {
     match side {
-        Side::Client => 0,
-        Side::Server => 1,
+        Role::Client => 0,
+        Role::Server => 1,
     }
 }
 
-fn socket(flows: &[StackFlow], i: usize, side: Side) -> &UdpSocket {
+fn socket(flows: &[StackFlow], i: usize, side: Role) -> &UdpSocket {
     match side {
-        Side::Client => &flows[i].client,
-        Side::Server => &flows[i].server,
+        Role::Client => &flows[i].client,
+        Role::Server => &flows[i].server,
     }
 }
 
@@ -123,13 +124,13 @@ impl Stack {
     }
 
     /// After an endpoint ran: the application's reactions, then everything it sends.
-    fn after(&mut self, i: usize, side: Side, now: Instant) {
+    fn after(&mut self, i: usize, side: Role, now: Instant) {
         {
             let mut rec = self.recorder.lock().unwrap_or_else(|p| p.into_inner());
             self.flows[i].flow.react(i as u32, side, now, &mut rec);
         }
         while let Some(pdu) = self.flows[i].flow.poll_transmit(side, now) {
-            let extra = wire::encode(&pdu, &mut self.send_buf);
+            let extra = codec::encode(&pdu, &mut self.send_buf);
             if extra > 0 {
                 self.report.oversized_packets += 1;
                 self.report.oversize_bytes += extra as u64;
@@ -142,12 +143,12 @@ impl Stack {
     }
 
     /// Reads everything waiting on one socket.
-    fn receive(&mut self, i: usize, side: Side) {
+    fn receive(&mut self, i: usize, side: Role) {
         // Until WouldBlock (or an ICMP error reported on the socket: epoll wakes us again).
         while let Ok(n) = socket(&self.flows, i, side).recv(&mut self.recv_buf) {
             let now = self.now();
             let protocol = self.flows[i].protocol;
-            match wire::decode(
+            match codec::decode(
                 protocol,
                 &self.recv_buf[..n],
                 &mut self.unwrap[i][side_index(side)],
@@ -175,10 +176,10 @@ impl Stack {
                 }
                 self.started[i] = true;
                 self.flows[i].flow.start_at(now);
-                self.after(i, Side::Client, now);
-                self.after(i, Side::Server, now);
+                self.after(i, Role::Client, now);
+                self.after(i, Role::Server, now);
             }
-            for side in [Side::Client, Side::Server] {
+            for side in [Role::Client, Role::Server] {
                 if let Some(t) = self.flows[i].flow.poll_timeout(side).filter(|t| *t <= now) {
                     let late = now.as_nanos().saturating_sub(t.as_nanos());
                     self.late_hist[((late / LATE_BUCKET_NS) as usize).min(LATE_BUCKETS - 1)] += 1;
@@ -206,8 +207,8 @@ impl Stack {
                     self.started[i] = true;
                     self.flows[i].flow.start = now;
                     self.flows[i].flow.start_at(now);
-                    self.after(i, Side::Client, now);
-                    self.after(i, Side::Server, now);
+                    self.after(i, Role::Client, now);
+                    self.after(i, Role::Server, now);
                     Ok(now.as_nanos())
                 };
                 let _ = reply.send(r);
@@ -435,9 +436,9 @@ pub fn prepare(parts: StackParts) -> std::io::Result<(StackHandle, impl FnOnce()
                     t if t == control_tag => parts.control.clear(),
                     t => {
                         let side = if t % 2 == 0 {
-                            Side::Client
+                            Role::Client
                         } else {
-                            Side::Server
+                            Role::Server
                         };
                         st.receive((t / 2) as usize, side);
                     }

@@ -1,10 +1,10 @@
 //! The writer thread: pcap files and time series, fed by the datapath through a bounded
 //! channel so that disk I/O never touches the timed path ([S0] section 4.1).
 
+use crate::port::Facing;
 use airlink_link::{LinkEvent, LinkSample};
 use airlink_net::metrics::{EventSeries, LinkSeries, Table};
 use airlink_net::EventKind;
-pub use airlink_net::Side;
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{DataLink, Endianness, TsResolution};
 use std::fs::File;
@@ -16,9 +16,9 @@ use std::sync::{Arc, Mutex};
 
 /// What the datapath hands to the writer.
 pub enum Record {
-    /// A packet at a TUN device: `outgoing` = sent by the application (read by airlink).
+    /// A packet at a port: `outgoing` = sent by the host behind it (read by airlink).
     Packet {
-        side: Side,
+        port: Facing,
         outgoing: bool,
         mono_ns: u64,
         orig_len: u32,
@@ -34,7 +34,7 @@ pub enum Record {
         link: &'static str,
     },
     Malformed {
-        side: Side,
+        port: Facing,
         mono_ns: u64,
         len: u32,
     },
@@ -50,7 +50,7 @@ pub enum Record {
     },
     /// A packet dropped on arrival: its direction's links held their byte bound already.
     LimitDrop {
-        side: Side,
+        port: Facing,
         mono_ns: u64,
         len: u32,
     },
@@ -208,15 +208,15 @@ pub fn run(
         record_bytes.fetch_sub(r.bytes(), Ordering::Relaxed);
         match r {
             Record::Packet {
-                side,
+                port,
                 mono_ns,
                 orig_len,
                 data,
                 ..
             } => {
-                let w = match side {
-                    Side::Client => client.as_mut(),
-                    Side::Server => server.as_mut(),
+                let w = match port {
+                    Facing::Client => client.as_mut(),
+                    Facing::Server => server.as_mut(),
                 };
                 if let Some(w) = w {
                     let wall = (mono_ns as i128 + realtime_offset).max(0) as u64;
@@ -287,11 +287,8 @@ pub fn run(
                 local.event(time_ns, kind, link, flow, bytes, 0, live);
                 flush_rows += 1;
             }
-            Record::Malformed { side, mono_ns, len } | Record::LimitDrop { side, mono_ns, len } => {
-                let link = match side {
-                    Side::Client => "client",
-                    Side::Server => "server",
-                };
+            Record::Malformed { port, mono_ns, len } | Record::LimitDrop { port, mono_ns, len } => {
+                let link = port.as_str();
                 let kind = if matches!(r, Record::Malformed { .. }) {
                     EventKind::Malformed
                 } else {

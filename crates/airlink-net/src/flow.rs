@@ -7,36 +7,10 @@
 use crate::metrics::{FlowSample, Recorder};
 use crate::summary::{FlowSummary, IperfSummary};
 use airlink_engine::{Duration, Instant};
-use airlink_transport::dccp::{DccpEndpoint, DccpEvent, DccpPacket};
-use airlink_transport::udp::{IperfReceiver, UdpDatagram, UdpSender};
-use airlink_transport::{DeviceLimit, Segment, TcpEndpoint, TcpEvent};
+use airlink_transport::dccp::{DccpEndpoint, DccpEvent};
+use airlink_transport::udp::{IperfReceiver, UdpSender};
+use airlink_transport::{DeviceLimit, Pdu, Role, TcpEndpoint, TcpEvent};
 use std::collections::VecDeque;
-
-/// What a simulated packet carries: one protocol's header fields (payload as a byte count).
-#[derive(Clone, Debug)]
-pub enum Pdu {
-    Tcp(Segment),
-    Udp(UdpDatagram),
-    Dccp(Box<DccpPacket>),
-}
-
-impl Pdu {
-    /// Size of the IP packet, bytes.
-    pub fn wire_len(&self) -> u32 {
-        match self {
-            Pdu::Tcp(s) => s.wire_len(),
-            Pdu::Udp(d) => d.wire_len(),
-            Pdu::Dccp(p) => p.wire_len(),
-        }
-    }
-}
-
-/// Which end of a flow.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Side {
-    Client,
-    Server,
-}
 
 /// One flow: its two endpoints and what its application has seen.
 pub struct Flow {
@@ -105,9 +79,9 @@ impl Flow {
     }
 
     /// A packet arrived intact at `side`. Returns true when it completed the flow.
-    pub fn receive(&mut self, side: Side, now: Instant, pdu: &Pdu) -> bool {
+    pub fn receive(&mut self, side: Role, now: Instant, pdu: &Pdu) -> bool {
         // The data sender's host pays for what it receives (ACKs, feedback) as for what it sends.
-        if let Some((limit, _)) = self.sender_limit.as_mut().filter(|_| side == Side::Server) {
+        if let Some((limit, _)) = self.sender_limit.as_mut().filter(|_| side == Role::Server) {
             limit.charge_received(now);
         }
         let bytes = self.ends.handle(side, now, pdu);
@@ -127,11 +101,11 @@ impl Flow {
         self.sender_limit = Some((limit, VecDeque::new()));
     }
 
-    pub fn poll_timeout(&self, side: Side) -> Option<Instant> {
-        let stop = self.stop.filter(|_| side == Side::Server);
+    pub fn poll_timeout(&self, side: Role) -> Option<Instant> {
+        let stop = self.stop.filter(|_| side == Role::Server);
         let endpoint = self.ends.poll_timeout(side);
         match &self.sender_limit {
-            Some((limit, held)) if side == Side::Server => {
+            Some((limit, held)) if side == Role::Server => {
                 let leaves = held.front().map(|(t, _)| *t);
                 // A blocked sender waits for room: its due send timers cannot send before then.
                 let blocked = held.len() >= limit.config().buffer_packets as usize
@@ -145,8 +119,8 @@ impl Flow {
         }
     }
 
-    pub fn handle_timeout(&mut self, side: Side, now: Instant) {
-        if side == Side::Server && self.stop.is_some_and(|t| t <= now) {
+    pub fn handle_timeout(&mut self, side: Role, now: Instant) {
+        if side == Role::Server && self.stop.is_some_and(|t| t <= now) {
             self.stop = None;
             self.unlogged.push((now, crate::EventKind::FlowStop));
             if let Ends::Tcp { server, .. } = &mut self.ends {
@@ -157,8 +131,8 @@ impl Flow {
     }
 
     /// The next packet that leaves `side`'s host at `now`.
-    pub fn poll_transmit(&mut self, side: Side, now: Instant) -> Option<Pdu> {
-        let Some((limit, held)) = self.sender_limit.as_mut().filter(|_| side == Side::Server)
+    pub fn poll_transmit(&mut self, side: Role, now: Instant) -> Option<Pdu> {
+        let Some((limit, held)) = self.sender_limit.as_mut().filter(|_| side == Role::Server)
         else {
             return self.ends.poll_transmit(side, now);
         };
@@ -204,7 +178,7 @@ impl Flow {
     /// server writes the whole transfer and closes; deliveries are counted; RTT samples and
     /// iperf's interval reports go to `rec` when it records. Returns true when the flow
     /// completed.
-    pub fn react(&mut self, id: u32, side: Side, now: Instant, rec: &mut Recorder) -> bool {
+    pub fn react(&mut self, id: u32, side: Role, now: Instant, rec: &mut Recorder) -> bool {
         let mut completed = false;
         for (at, kind) in self.unlogged.drain(..) {
             if rec.enabled {
@@ -379,56 +353,56 @@ impl Ends {
     /// A packet arrived at `side`; returns the payload bytes it handed to the application
     /// at once (UDP has no transport in between). Packets of another protocol cannot arrive
     /// (each flow has one), so they are ignored.
-    pub fn handle(&mut self, side: Side, now: Instant, pdu: &Pdu) -> u64 {
+    pub fn handle(&mut self, side: Role, now: Instant, pdu: &Pdu) -> u64 {
         match (self, side, pdu) {
-            (Ends::Tcp { client, .. }, Side::Client, Pdu::Tcp(s)) => client.handle_segment(now, s),
-            (Ends::Tcp { server, .. }, Side::Server, Pdu::Tcp(s)) => server.handle_segment(now, s),
-            (Ends::Udp { receiver, .. }, Side::Client, Pdu::Udp(d)) => {
+            (Ends::Tcp { client, .. }, Role::Client, Pdu::Tcp(s)) => client.handle_segment(now, s),
+            (Ends::Tcp { server, .. }, Role::Server, Pdu::Tcp(s)) => server.handle_segment(now, s),
+            (Ends::Udp { receiver, .. }, Role::Client, Pdu::Udp(d)) => {
                 receiver.handle_datagram(now, d);
                 return d.payload as u64;
             }
-            (Ends::Dccp { client, .. }, Side::Client, Pdu::Dccp(p)) => client.handle_packet(now, p),
-            (Ends::Dccp { server, .. }, Side::Server, Pdu::Dccp(p)) => server.handle_packet(now, p),
+            (Ends::Dccp { client, .. }, Role::Client, Pdu::Dccp(p)) => client.handle_packet(now, p),
+            (Ends::Dccp { server, .. }, Role::Server, Pdu::Dccp(p)) => server.handle_packet(now, p),
             _ => {}
         }
         0
     }
 
-    pub fn poll_timeout(&self, side: Side) -> Option<Instant> {
+    pub fn poll_timeout(&self, side: Role) -> Option<Instant> {
         match (self, side) {
-            (Ends::Tcp { client, .. }, Side::Client) => client.poll_timeout(),
-            (Ends::Tcp { server, .. }, Side::Server) => server.poll_timeout(),
-            (Ends::Udp { receiver, .. }, Side::Client) => receiver.poll_timeout(),
-            (Ends::Udp { sender, .. }, Side::Server) => sender.poll_timeout(),
+            (Ends::Tcp { client, .. }, Role::Client) => client.poll_timeout(),
+            (Ends::Tcp { server, .. }, Role::Server) => server.poll_timeout(),
+            (Ends::Udp { receiver, .. }, Role::Client) => receiver.poll_timeout(),
+            (Ends::Udp { sender, .. }, Role::Server) => sender.poll_timeout(),
             (
                 Ends::Dccp {
                     client, receiver, ..
                 },
-                Side::Client,
+                Role::Client,
             ) => earliest(client.poll_timeout(), receiver.poll_timeout()),
-            (Ends::Dccp { server, .. }, Side::Server) => server.poll_timeout(),
+            (Ends::Dccp { server, .. }, Role::Server) => server.poll_timeout(),
         }
     }
 
     /// Runs the side's timers that are due (a UDP source needs none: its datagrams are
     /// polled out when due).
-    pub fn handle_timeout(&mut self, side: Side, now: Instant) {
+    pub fn handle_timeout(&mut self, side: Role, now: Instant) {
         let due = |t: Option<Instant>| t.is_some_and(|t| t <= now);
         match (self, side) {
-            (Ends::Tcp { client, .. }, Side::Client) if due(client.poll_timeout()) => {
+            (Ends::Tcp { client, .. }, Role::Client) if due(client.poll_timeout()) => {
                 client.handle_timeout(now)
             }
-            (Ends::Tcp { server, .. }, Side::Server) if due(server.poll_timeout()) => {
+            (Ends::Tcp { server, .. }, Role::Server) if due(server.poll_timeout()) => {
                 server.handle_timeout(now)
             }
-            (Ends::Udp { receiver, .. }, Side::Client) if due(receiver.poll_timeout()) => {
+            (Ends::Udp { receiver, .. }, Role::Client) if due(receiver.poll_timeout()) => {
                 receiver.handle_timeout(now)
             }
             (
                 Ends::Dccp {
                     client, receiver, ..
                 },
-                Side::Client,
+                Role::Client,
             ) => {
                 if due(client.poll_timeout()) {
                     client.handle_timeout(now);
@@ -437,37 +411,37 @@ impl Ends {
                     receiver.handle_timeout(now);
                 }
             }
-            (Ends::Dccp { server, .. }, Side::Server) if due(server.poll_timeout()) => {
+            (Ends::Dccp { server, .. }, Role::Server) if due(server.poll_timeout()) => {
                 server.handle_timeout(now)
             }
             _ => {}
         }
     }
 
-    pub fn poll_transmit(&mut self, side: Side, now: Instant) -> Option<Pdu> {
+    pub fn poll_transmit(&mut self, side: Role, now: Instant) -> Option<Pdu> {
         match (self, side) {
-            (Ends::Tcp { client, .. }, Side::Client) => client.poll_transmit(now).map(Pdu::Tcp),
-            (Ends::Tcp { server, .. }, Side::Server) => server.poll_transmit(now).map(Pdu::Tcp),
-            (Ends::Udp { sender, .. }, Side::Server) => sender.poll_transmit(now).map(Pdu::Udp),
-            (Ends::Udp { .. }, Side::Client) => None,
-            (Ends::Dccp { client, .. }, Side::Client) => {
+            (Ends::Tcp { client, .. }, Role::Client) => client.poll_transmit(now).map(Pdu::Tcp),
+            (Ends::Tcp { server, .. }, Role::Server) => server.poll_transmit(now).map(Pdu::Tcp),
+            (Ends::Udp { sender, .. }, Role::Server) => sender.poll_transmit(now).map(Pdu::Udp),
+            (Ends::Udp { .. }, Role::Client) => None,
+            (Ends::Dccp { client, .. }, Role::Client) => {
                 client.poll_transmit(now).map(|p| Pdu::Dccp(Box::new(p)))
             }
-            (Ends::Dccp { server, .. }, Side::Server) => {
+            (Ends::Dccp { server, .. }, Role::Server) => {
                 server.poll_transmit(now).map(|p| Pdu::Dccp(Box::new(p)))
             }
         }
     }
 
     /// The next event the driver must act on.
-    pub fn poll_event(&mut self, side: Side, now: Instant) -> Option<AppEvent> {
+    pub fn poll_event(&mut self, side: Role, now: Instant) -> Option<AppEvent> {
         loop {
             let event = match (&mut *self, side) {
-                (Ends::Tcp { client, .. }, Side::Client) => match client.poll_event()? {
+                (Ends::Tcp { client, .. }, Role::Client) => match client.poll_event()? {
                     TcpEvent::Delivered { bytes } => Some(AppEvent::Delivered(bytes)),
                     _ => None,
                 },
-                (Ends::Tcp { server, .. }, Side::Server) => match server.poll_event()? {
+                (Ends::Tcp { server, .. }, Role::Server) => match server.poll_event()? {
                     TcpEvent::Connected => Some(AppEvent::Connected),
                     TcpEvent::RttSample { rtt } => Some(AppEvent::RttSample(rtt)),
                     _ => None,
@@ -476,7 +450,7 @@ impl Ends {
                     Ends::Dccp {
                         client, receiver, ..
                     },
-                    Side::Client,
+                    Role::Client,
                 ) => match client.poll_event()? {
                     DccpEvent::Delivered { bytes, app, .. } => {
                         if let Some(h) = app {
@@ -486,7 +460,7 @@ impl Ends {
                     }
                     _ => None,
                 },
-                (Ends::Dccp { server, .. }, Side::Server) => {
+                (Ends::Dccp { server, .. }, Role::Server) => {
                     server.poll_event()?;
                     None
                 }

@@ -33,7 +33,7 @@ pub use airlink_link::Direction;
 use airlink_link::LinkChange;
 pub use build::{BuildError, BuiltLink};
 pub use event::{EventKind, NO_FLOW};
-pub use flow::{Flow, Pdu, Side};
+pub use flow::Flow;
 pub use outage::Outages;
 pub use step::{ChangeError, Routed, Sink, Stepper};
 pub use summary::{FlowSummary, IperfSummary, LinkSummary, Summary};
@@ -60,8 +60,8 @@ pub mod order {
     }
 
     /// Source id of one end of a flow: after every link id.
-    pub fn endpoint_source(flow: u32, side: super::Side) -> u32 {
-        0x1_0000 + 2 * flow + (side == super::Side::Server) as u32
+    pub fn endpoint_source(flow: u32, side: airlink_transport::Role) -> u32 {
+        0x1_0000 + 2 * flow + (side == airlink_transport::Role::Server) as u32
     }
 }
 

@@ -497,7 +497,7 @@ mod tests {
         let mut log = Log::default();
         net.take_in(
             ms(0),
-            order::endpoint_source(0, crate::Side::Server),
+            order::endpoint_source(0, airlink_transport::Role::Server),
             TestPacket { id: 1, hop: 0 },
         );
         assert_eq!(
@@ -534,7 +534,7 @@ mod tests {
         ];
         let mut net = network(changes);
         let mut log = Log::default();
-        let source = order::endpoint_source(0, crate::Side::Server);
+        let source = order::endpoint_source(0, airlink_transport::Role::Server);
         net.take_in(ms(0), source, TestPacket { id: 1, hop: 0 });
         net.advance(ms(100), &mut log);
         net.take_in(ms(100), source, TestPacket { id: 2, hop: 0 });

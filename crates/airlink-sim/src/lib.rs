@@ -16,10 +16,11 @@ use airlink_net::order::{self, SAMPLE, START, WAKE};
 use airlink_net::step::DueKey;
 pub use airlink_net::{
     BuildError, Direction, EventKind, Flow, FlowSummary, LinkId, LinkSummary, NetChange, Network,
-    Outages, Pdu, Side, Summary, TimedChange,
+    Outages, Summary, TimedChange,
 };
 use airlink_net::{Routed, Sink, Stepper};
 use airlink_scenario as sc;
+pub use airlink_transport::{Pdu, Role};
 
 /// A simulated packet: the transport's header fields, the flow, and how many bits links
 /// flipped.
@@ -77,7 +78,7 @@ impl Routed for SimPacket {
 /// changes).
 enum Event {
     /// An endpoint's timer.
-    Wake(u32, Side),
+    Wake(u32, Role),
     FlowStart(u32),
     Sample,
 }
@@ -90,10 +91,10 @@ struct FlowSlot {
 }
 
 impl FlowSlot {
-    fn wake(&mut self, side: Side) -> &mut Option<Instant> {
+    fn wake(&mut self, side: Role) -> &mut Option<Instant> {
         match side {
-            Side::Client => &mut self.client_wake,
-            Side::Server => &mut self.server_wake,
+            Role::Client => &mut self.client_wake,
+            Role::Server => &mut self.server_wake,
         }
     }
 }
@@ -461,8 +462,8 @@ impl Simulation {
         let now = self.now;
         let f = pkt.flow;
         let side = match pkt.dir {
-            Direction::Down => Side::Client,
-            Direction::Up => Side::Server,
+            Direction::Down => Role::Client,
+            Direction::Up => Role::Server,
         };
         if pkt.bit_errors > 0 {
             // The receiver's checksum catches the corruption.
@@ -487,7 +488,7 @@ impl Simulation {
             if self.flows[f as usize].flow.receive(side, now, &pkt.pdu) {
                 self.unfinished_flows -= 1;
             }
-            if let (Side::Server, Pdu::Tcp(seg)) = (side, &pkt.pdu) {
+            if let (Role::Server, Pdu::Tcp(seg)) = (side, &pkt.pdu) {
                 if seg.flags.ack && self.recorder.logs_events() {
                     let cwnd = self.flows[f as usize].flow.sample().cwnd_bytes;
                     self.recorder
@@ -509,7 +510,7 @@ impl Simulation {
                 }
                 *pending = None;
                 let flow = &mut self.flows[f as usize].flow;
-                let logs_timeouts = side == Side::Server && self.recorder.logs_events();
+                let logs_timeouts = side == Role::Server && self.recorder.logs_events();
                 let timeouts = if logs_timeouts {
                     flow.sample().timeouts
                 } else {
@@ -533,8 +534,8 @@ impl Simulation {
             }
             Event::FlowStart(f) => {
                 self.flows[f as usize].flow.start_at(now);
-                self.after_endpoint(f, Side::Client);
-                self.after_endpoint(f, Side::Server);
+                self.after_endpoint(f, Role::Client);
+                self.after_endpoint(f, Role::Server);
             }
             Event::Sample => {
                 self.take_samples();
@@ -546,12 +547,12 @@ impl Simulation {
         }
     }
 
-    fn after_endpoint(&mut self, f: u32, side: Side) {
+    fn after_endpoint(&mut self, f: u32, side: Role) {
         let now = self.now;
         let source = order::endpoint_source(f, side);
         let dir = match side {
-            Side::Client => Direction::Up,
-            Side::Server => Direction::Down,
+            Role::Client => Direction::Up,
+            Role::Server => Direction::Down,
         };
         if self.flows[f as usize]
             .flow
@@ -560,7 +561,7 @@ impl Simulation {
             self.unfinished_flows -= 1;
         }
         while let Some(pdu) = self.flows[f as usize].flow.poll_transmit(side, now) {
-            if let (Side::Server, Pdu::Tcp(seg)) = (side, &pdu) {
+            if let (Role::Server, Pdu::Tcp(seg)) = (side, &pdu) {
                 if seg.len > 0 && self.recorder.logs_events() {
                     let cwnd = self.flows[f as usize].flow.sample().cwnd_bytes;
                     self.recorder

@@ -80,13 +80,23 @@ use airlink_engine::{Duration, Instant};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-/// Which side of the connection an endpoint is.
+/// Which end of a connection or flow: of an endpoint, of a flow's packets, of the host
+/// (namespace) an application runs in. In airlink's flows the server sends the data.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Role {
     /// Active opener: sends the SYN on [`TcpEndpoint::connect`].
     Client,
     /// Passive opener: listens from creation.
     Server,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Client => "client",
+            Role::Server => "server",
+        }
+    }
 }
 
 /// RFC 9293 connection state, as observed.

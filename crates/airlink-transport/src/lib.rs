@@ -18,6 +18,8 @@
 //!
 //! # Modules
 //! - [`segment`]: the simulated segment and its header size;
+//! - [`codec`]: the wire format: [`Pdu`] (what a packet carries, any protocol) and its bytes
+//!   inside a UDP datagram in emulation;
 //! - [`config`]: [`TcpConfig`] with documented defaults and presets;
 //! - [`congestion`]: the [`CongestionController`] trait, Reno (RFC 5681), CUBIC (RFC 9438),
 //!   Veno (Fu & Liew 2003) and TCP-AFC (Kothari et al.);
@@ -31,6 +33,7 @@
 //! - [`device`]: a sending host's service rate and send buffer ([`DeviceLimit`]): UDP drops
 //!   what does not fit, TCP and DCCP block.
 
+pub mod codec;
 pub mod config;
 pub mod congestion;
 pub mod dccp;
@@ -45,6 +48,7 @@ pub mod scoreboard;
 pub mod segment;
 pub mod udp;
 
+pub use codec::Pdu;
 pub use config::{initial_window_segments, ConfigError, Recovery, TcpConfig};
 pub use congestion::{
     AckEvent, Afc, AfcConfig, Bbr, BbrMode, CaState, CongestionConfig, CongestionConfigError,

@@ -1,4 +1,5 @@
-//! How airlink's own transports travel as UDP datagrams in emulation.
+//! The transports' wire format: what a packet carries ([`Pdu`]) and how airlink's own
+//! transports travel as UDP datagrams in emulation ([`encode`], [`decode`]).
 //!
 //! Each simulated header ([`Pdu`]) is written in its protocol's own layout, less the fields the
 //! UDP header already carries (ports, checksum, length), and padded to the simulated payload,
@@ -21,11 +22,29 @@
 //!   A data packet's payload starts with iperf's header: datagram id and send time (8 + 8).
 //! - **UDP**: iperf's header (id, send time in ns since the emulation's origin), zeros after.
 
+use crate::dccp::{AppHeader, DccpPacket, PacketType, TfrcFeedback};
+use crate::segment::{Flags, SackBlocks, Segment};
+use crate::udp::UdpDatagram;
 use airlink_engine::{Duration, Instant};
-use airlink_net::Pdu;
-use airlink_transport::dccp::{AppHeader, DccpPacket, PacketType, TfrcFeedback};
-use airlink_transport::udp::UdpDatagram;
-use airlink_transport::{Flags, SackBlocks, Segment};
+
+/// What a simulated packet carries: one protocol's header fields (payload as a byte count).
+#[derive(Clone, Debug)]
+pub enum Pdu {
+    Tcp(Segment),
+    Udp(UdpDatagram),
+    Dccp(Box<DccpPacket>),
+}
+
+impl Pdu {
+    /// Size of the IP packet, bytes.
+    pub fn wire_len(&self) -> u32 {
+        match self {
+            Pdu::Tcp(s) => s.wire_len(),
+            Pdu::Udp(d) => d.wire_len(),
+            Pdu::Dccp(p) => p.wire_len(),
+        }
+    }
+}
 
 /// IP (20) and UDP (8) headers in front of every encoded header.
 pub const IP_UDP_HEADERS: u32 = 28;
@@ -34,7 +53,7 @@ const APP_HEADER_LEN: usize = 16;
 
 /// Why a datagram could not be decoded (it is counted and dropped, never a panic).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum WireError {
+pub enum DecodeError {
     /// Shorter than its headers say.
     Truncated,
     /// An unknown packet type or an option that does not parse.
@@ -67,7 +86,7 @@ pub fn encode(pdu: &Pdu, out: &mut Vec<u8>) -> u32 {
 }
 
 /// Decodes a UDP payload of a flow speaking `protocol`.
-pub fn decode(protocol: Protocol, data: &[u8], tcp: &mut TcpUnwrap) -> Result<Pdu, WireError> {
+pub fn decode(protocol: Protocol, data: &[u8], tcp: &mut TcpUnwrap) -> Result<Pdu, DecodeError> {
     match protocol {
         Protocol::Tcp => decode_tcp(data, tcp).map(Pdu::Tcp),
         Protocol::Dccp => decode_dccp(data).map(|p| Pdu::Dccp(Box::new(p))),
@@ -88,15 +107,15 @@ fn put_app(out: &mut Vec<u8>, id: u64, sent_at: Instant) {
     out.extend_from_slice(&sent_at.as_nanos().to_be_bytes());
 }
 
-fn get_app(data: &[u8]) -> Result<(u64, Instant), WireError> {
+fn get_app(data: &[u8]) -> Result<(u64, Instant), DecodeError> {
     let id = be(data, 0, 8)?;
     let sent = be(data, 8, 8)?;
     Ok((id, Instant::from_nanos(sent)))
 }
 
 /// Big-endian unsigned integer of `n` bytes at `at`.
-fn be(data: &[u8], at: usize, n: usize) -> Result<u64, WireError> {
-    let bytes = data.get(at..at + n).ok_or(WireError::Truncated)?;
+fn be(data: &[u8], at: usize, n: usize) -> Result<u64, DecodeError> {
+    let bytes = data.get(at..at + n).ok_or(DecodeError::Truncated)?;
     Ok(bytes.iter().fold(0u64, |v, b| (v << 8) | *b as u64))
 }
 
@@ -161,15 +180,15 @@ fn encode_tcp(s: &Segment, out: &mut Vec<u8>) {
     out.extend_from_slice(&opts);
 }
 
-fn decode_tcp(data: &[u8], st: &mut TcpUnwrap) -> Result<Segment, WireError> {
+fn decode_tcp(data: &[u8], st: &mut TcpUnwrap) -> Result<Segment, DecodeError> {
     if data.len() < TCP_FIXED {
-        return Err(WireError::Truncated);
+        return Err(DecodeError::Truncated);
     }
     let b = data[8];
     let opt_len = (b >> 4) as usize * 4;
     let opts = data
         .get(TCP_FIXED..TCP_FIXED + opt_len)
-        .ok_or(WireError::Truncated)?;
+        .ok_or(DecodeError::Truncated)?;
     let flags = Flags {
         fin: b & 1 != 0,
         syn: b & 2 != 0,
@@ -192,10 +211,10 @@ fn decode_tcp(data: &[u8], st: &mut TcpUnwrap) -> Result<Segment, WireError> {
             0 => break,
             1 => i += 1,
             kind => {
-                let len = *opts.get(i + 1).ok_or(WireError::Malformed)? as usize;
+                let len = *opts.get(i + 1).ok_or(DecodeError::Malformed)? as usize;
                 let body = opts
                     .get(i + 2..i + len.max(2))
-                    .ok_or(WireError::Malformed)?;
+                    .ok_or(DecodeError::Malformed)?;
                 match (kind, len) {
                     (2, 4) => s.mss_option = Some(be(body, 0, 2)? as u16),
                     (4, 2) => s.sack_permitted = true,
@@ -211,7 +230,7 @@ fn decode_tcp(data: &[u8], st: &mut TcpUnwrap) -> Result<Segment, WireError> {
                         }
                         s.sack = blocks;
                     }
-                    _ => return Err(WireError::Malformed),
+                    _ => return Err(DecodeError::Malformed),
                 }
                 i += len.max(2);
             }
@@ -241,7 +260,8 @@ fn type_code(k: PacketType) -> u8 {
     }
 }
 
-pub(crate) fn type_of(code: u8) -> Result<PacketType, WireError> {
+/// The DCCP packet type of a type code (RFC 4340 §5.1), as the compact header carries it.
+pub fn dccp_type_of(code: u8) -> Result<PacketType, DecodeError> {
     Ok(match code {
         0 => PacketType::Request,
         1 => PacketType::Response,
@@ -251,12 +271,12 @@ pub(crate) fn type_of(code: u8) -> Result<PacketType, WireError> {
         5 => PacketType::CloseReq,
         6 => PacketType::Close,
         7 => PacketType::Reset,
-        _ => return Err(WireError::Malformed),
+        _ => return Err(DecodeError::Malformed),
     })
 }
 
 /// Whether the type carries 4 bytes of service code (Request, Response) or reset code.
-pub(crate) fn has_code(k: PacketType) -> bool {
+pub fn dccp_has_code(k: PacketType) -> bool {
     matches!(
         k,
         PacketType::Request | PacketType::Response | PacketType::Reset
@@ -320,7 +340,7 @@ fn encode_dccp(p: &DccpPacket, out: &mut Vec<u8>) {
         out.extend_from_slice(&[0, 0]);
         put_be(out, p.ack.unwrap_or(0) & 0xffff_ffff_ffff, 6);
     }
-    if has_code(p.kind) {
+    if dccp_has_code(p.kind) {
         out.extend_from_slice(&[0; 4]);
     }
     out.extend_from_slice(&opts);
@@ -329,10 +349,10 @@ fn encode_dccp(p: &DccpPacket, out: &mut Vec<u8>) {
     }
 }
 
-fn decode_dccp(data: &[u8]) -> Result<DccpPacket, WireError> {
-    let b0 = *data.first().ok_or(WireError::Truncated)?;
-    let kind = type_of(b0 & 0x07)?;
-    let opt_len = *data.get(1).ok_or(WireError::Truncated)? as usize * 4;
+fn decode_dccp(data: &[u8]) -> Result<DccpPacket, DecodeError> {
+    let b0 = *data.first().ok_or(DecodeError::Truncated)?;
+    let kind = dccp_type_of(b0 & 0x07)?;
+    let opt_len = *data.get(1).ok_or(DecodeError::Truncated)? as usize * 4;
     let mut p = DccpPacket::new(kind, be(data, 2, 6)?);
     p.ccval = b0 >> 4;
     let mut at = 8;
@@ -340,10 +360,10 @@ fn decode_dccp(data: &[u8]) -> Result<DccpPacket, WireError> {
         p.ack = Some(be(data, at + 2, 6)?);
         at += 8;
     }
-    if has_code(kind) {
+    if dccp_has_code(kind) {
         at += 4;
     }
-    let opts = data.get(at..at + opt_len).ok_or(WireError::Truncated)?;
+    let opts = data.get(at..at + opt_len).ok_or(DecodeError::Truncated)?;
     at += opt_len;
     let mut feedback = (None, None, None);
     let mut i = 0;
@@ -353,10 +373,10 @@ fn decode_dccp(data: &[u8]) -> Result<DccpPacket, WireError> {
             i += 1; // Padding and the other single-byte options
             continue;
         }
-        let len = *opts.get(i + 1).ok_or(WireError::Malformed)? as usize;
+        let len = *opts.get(i + 1).ok_or(DecodeError::Malformed)? as usize;
         let body = opts
             .get(i + 2..i + len.max(2))
-            .ok_or(WireError::Malformed)?;
+            .ok_or(DecodeError::Malformed)?;
         match (kind, len) {
             (39, _) => p.ack_vector = Some(body.to_vec()),
             (37, 3..=5) => p.ndp_count = be(body, 0, len - 2)? as u32,
@@ -365,7 +385,7 @@ fn decode_dccp(data: &[u8]) -> Result<DccpPacket, WireError> {
             (43, 6) => feedback.0 = Some(Duration::from_nanos(be(body, 0, 4)? * ELAPSED_UNIT_NS)),
             (192, 6) => feedback.1 = Some(be(body, 0, 4)?),
             (194, 6) => feedback.2 = Some(be(body, 0, 4)? as f64),
-            _ => return Err(WireError::Malformed),
+            _ => return Err(DecodeError::Malformed),
         }
         i += len.max(2);
     }
@@ -534,7 +554,109 @@ mod tests {
         assert_eq!(unwrap32(0x10, 0xffff_fff0), 0x1_0000_0010);
     }
 
+    /// Every cut of a valid datagram short of its headers is refused as truncated; no cut panics.
+    #[test]
+    fn truncated_datagrams_are_refused_as_truncated() {
+        let seg = Segment {
+            seq: 9,
+            ack: 5,
+            len: 100,
+            flags: Flags::ACK,
+            timestamps: Some((1, 2)),
+            sack: SackBlocks::from_slice(&[(50, 60)]),
+            ..Default::default()
+        };
+        let mut tcp = Vec::new();
+        encode(&Pdu::Tcp(seg), &mut tcp);
+        let headers = TCP_FIXED + 12 + 12; // timestamps (12), one SACK block padded (12)
+        for n in 0..headers {
+            let r = decode(Protocol::Tcp, &tcp[..n], &mut TcpUnwrap::default());
+            assert_eq!(r.unwrap_err(), DecodeError::Truncated, "TCP cut at {n}");
+        }
+        // Past the headers a cut only shortens the payload.
+        let Ok(Pdu::Tcp(s)) = decode(
+            Protocol::Tcp,
+            &tcp[..headers + 7],
+            &mut TcpUnwrap::default(),
+        ) else {
+            panic!()
+        };
+        assert_eq!(s.len, 7);
+
+        let mut p = DccpPacket::new(PacketType::DataAck, 1);
+        p.ack = Some(1);
+        p.payload = 100;
+        p.ack_ratio = Some(2);
+        p.app = Some(AppHeader {
+            id: 1,
+            sent_at: Instant::from_nanos(5),
+        });
+        let mut dccp = Vec::new();
+        encode(&Pdu::Dccp(Box::new(p)), &mut dccp);
+        let headers = 16 + 8 + APP_HEADER_LEN; // fixed and ack, Ack Ratio padded, app header
+        for n in 0..headers {
+            let r = decode(Protocol::Dccp, &dccp[..n], &mut TcpUnwrap::default());
+            assert_eq!(r.unwrap_err(), DecodeError::Truncated, "DCCP cut at {n}");
+        }
+        for n in 0..APP_HEADER_LEN {
+            let r = decode(Protocol::Udp, &vec![0; n], &mut TcpUnwrap::default());
+            assert_eq!(r.unwrap_err(), DecodeError::Truncated, "UDP cut at {n}");
+        }
+    }
+
+    /// Options that do not parse are refused as malformed, and the TCP state is left as it was.
+    #[test]
+    fn options_that_do_not_parse_are_malformed() {
+        let mut st = TcpUnwrap { seq: 7, ack: 3 };
+        // One option word: an unknown kind 99, then a SACK option whose length runs past the end.
+        for opts in [[99, 4, 0, 0], [5, 10, 0, 0], [2, 0, 0, 0]] {
+            let mut tcp = vec![0, 0, 0, 1, 0, 0, 0, 1, 1 << 4 | 8, 0, 0, 1];
+            tcp.extend_from_slice(&opts);
+            assert_eq!(
+                decode(Protocol::Tcp, &tcp, &mut st).unwrap_err(),
+                DecodeError::Malformed,
+                "{opts:?}"
+            );
+            assert_eq!((st.seq, st.ack), (7, 3));
+        }
+        // DCCP: an Ack (type 3) with an unknown option 50, and one whose length runs past the end.
+        for opts in [[50, 4, 0, 0], [39, 9, 0, 0]] {
+            let mut dccp = vec![3, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1];
+            dccp.extend_from_slice(&opts);
+            assert_eq!(
+                decode(Protocol::Dccp, &dccp, &mut TcpUnwrap::default()).unwrap_err(),
+                DecodeError::Malformed,
+                "{opts:?}"
+            );
+        }
+    }
+
     proptest! {
+        /// Any DCCP data packet a sender can make comes back as it was, at its size.
+        #[test]
+        fn dccp_data_roundtrip(seq in 0u64..1 << 48, ack in proptest::option::of(0u64..1 << 48),
+                               ccval in 0u8..16, payload in 16u32..1400, ndp in 0u32..1 << 24,
+                               ratio in proptest::option::of(any::<u16>()), id in any::<u64>(),
+                               sent in any::<u64>()) {
+            let mut p = DccpPacket::new(if ack.is_some() { PacketType::DataAck } else { PacketType::Data }, seq);
+            p.ack = ack;
+            p.ccval = ccval;
+            p.payload = payload;
+            p.ndp_count = ndp;
+            p.ack_ratio = ratio;
+            p.app = Some(AppHeader { id, sent_at: Instant::from_nanos(sent) });
+            let Pdu::Dccp(back) = roundtrip(&Pdu::Dccp(Box::new(p.clone())), Protocol::Dccp, &mut TcpUnwrap::default()) else { panic!() };
+            prop_assert_eq!(*back, p);
+        }
+
+        /// Any UDP datagram at least as large as iperf's header comes back as it was.
+        #[test]
+        fn udp_roundtrip(id in any::<u64>(), sent in any::<u64>(), payload in 16u32..1473) {
+            let d = UdpDatagram { id, sent_at: Instant::from_nanos(sent), payload };
+            let Pdu::Udp(back) = roundtrip(&Pdu::Udp(d), Protocol::Udp, &mut TcpUnwrap::default()) else { panic!() };
+            prop_assert_eq!(back, d);
+        }
+
         /// Garbage never panics the decoders.
         #[test]
         fn garbage_is_refused_or_decoded(data in proptest::collection::vec(any::<u8>(), 0..200)) {
