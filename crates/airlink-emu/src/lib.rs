@@ -546,6 +546,8 @@ impl Emulation {
             }
             built.push((flow, protocol));
         }
+        airlink_net::host_budget::attach(&self.scenario, built.iter_mut().map(|(f, _)| f))
+            .map_err(|e| EmuError::Build(e.0))?;
         let mut flows = Vec::with_capacity(built.len());
         let mut flow_ports = Vec::with_capacity(built.len());
         for (i, (flow, protocol)) in built.into_iter().enumerate() {

@@ -9,8 +9,7 @@ use airlink_scenario as sc;
 use airlink_transport::dccp::{AckRatioMode, Ccid, DccpApp, DccpConfig, DccpEndpoint};
 use airlink_transport::udp::{IperfReceiver, Traffic, UdpSender, UdpSourceConfig};
 use airlink_transport::{
-    AfcConfig, CongestionConfig, CubicConfig, DeviceLimit, DeviceLimitConfig, Recovery, Role,
-    TcpConfig, TcpEndpoint, VenoConfig,
+    AfcConfig, CongestionConfig, CubicConfig, Recovery, Role, TcpConfig, TcpEndpoint, VenoConfig,
 };
 use std::collections::BTreeSet;
 use std::fmt;
@@ -563,19 +562,7 @@ pub fn scenario_flow(f: &sc::FlowConfig, i: usize, seed: u64) -> Result<Flow, Bu
         flow.stop_at(Instant::ZERO + stop.0);
     }
     flow.name = f.name.clone();
-    if let Some(d) = &f.device {
-        let cfg = DeviceLimitConfig {
-            packets_per_sec: d.packet_rate,
-            bits_per_sec: d.rate.map(|r| r.0),
-            buffer_packets: d.buffer,
-        };
-        let mut limit =
-            DeviceLimit::new(cfg).map_err(|e| BuildError(format!("flow {i}: device: {e}")))?;
-        if let Some(cost) = d.receive_cost {
-            limit.set_receive_cost(cost.0);
-        }
-        flow.limit_sender(limit);
-    }
+    // A `device` is its host's budget, shared with the host's other flows: see host_budget.
     Ok(flow)
 }
 

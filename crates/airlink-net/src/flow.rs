@@ -4,13 +4,13 @@
 //! Both drivers run flows through [`Flow`]: the simulator in virtual time, and the emulator's
 //! real-time stack (airlink's own transports over UDP sockets in network namespaces).
 
+use crate::host_budget::{EndBudget, HostBudget};
 use crate::metrics::{FlowSample, Recorder};
 use crate::summary::{FlowSummary, IperfSummary};
 use airlink_engine::{Duration, Instant};
 use airlink_transport::dccp::{DccpEndpoint, DccpEvent};
 use airlink_transport::udp::{IperfReceiver, UdpSender};
-use airlink_transport::{DeviceLimit, Pdu, Role, TcpEndpoint, TcpEvent};
-use std::collections::VecDeque;
+use airlink_transport::{Pdu, Role, TcpEndpoint, TcpEvent};
 
 /// One flow: its two endpoints and what its application has seen.
 pub struct Flow {
@@ -23,9 +23,8 @@ pub struct Flow {
     stop: Option<Instant>,
     /// Starts and stops not yet written to the event log.
     unlogged: Vec<(Instant, crate::EventKind)>,
-    /// The data sender's own limit, if any, and the packets its host holds: the instant each
-    /// leaves, oldest first.
-    sender_limit: Option<(DeviceLimit, VecDeque<(Instant, Pdu)>)>,
+    /// Each end's share of its host's service budget, if the host has one: client, server.
+    budgets: [Option<EndBudget>; 2],
     /// Bytes the application transfers; `None`: as many as it can until the stop time.
     pub bytes: Option<u64>,
     pub delivered: u64,
@@ -55,7 +54,7 @@ impl Flow {
             name: None,
             stop: None,
             unlogged: Vec::new(),
-            sender_limit: None,
+            budgets: [None, None],
             ends,
             start,
             bytes,
@@ -80,9 +79,9 @@ impl Flow {
 
     /// A packet arrived intact at `side`. Returns true when it completed the flow.
     pub fn receive(&mut self, side: Role, now: Instant, pdu: &Pdu) -> bool {
-        // The data sender's host pays for what it receives (ACKs, feedback) as for what it sends.
-        if let Some((limit, _)) = self.sender_limit.as_mut().filter(|_| side == Role::Server) {
-            limit.charge_received(now);
+        // A host with a budget pays for what it receives (data, ACKs, feedback).
+        if let Some(b) = &self.budgets[side as usize] {
+            b.charge_received(now);
         }
         let bytes = self.ends.handle(side, now, pdu);
         bytes > 0 && self.deliver(now, bytes)
@@ -95,27 +94,22 @@ impl Flow {
         self.stop = Some(at);
     }
 
-    /// The server's host serves its packets as `limit` says: a UDP datagram that finds it full
-    /// is dropped there, TCP and DCCP wait for room.
-    pub fn limit_sender(&mut self, limit: DeviceLimit) {
-        self.sender_limit = Some((limit, VecDeque::new()));
+    /// `side`'s host serves its packets through `budget`, shared with the host's other flows:
+    /// a UDP datagram that finds it full is dropped there, TCP and DCCP wait for room.
+    /// `places`: how many packets of this end the host holds at most.
+    pub fn share_host_budget(&mut self, side: Role, budget: &HostBudget, places: usize) {
+        self.budgets[side as usize] = Some(EndBudget::new(budget, places));
     }
 
     pub fn poll_timeout(&self, side: Role) -> Option<Instant> {
         let stop = self.stop.filter(|_| side == Role::Server);
         let endpoint = self.ends.poll_timeout(side);
-        match &self.sender_limit {
-            Some((limit, held)) if side == Role::Server => {
-                let leaves = held.front().map(|(t, _)| *t);
-                // A blocked sender waits for room: its due send timers cannot send before then.
-                let blocked = held.len() >= limit.config().buffer_packets as usize
-                    && !matches!(self.ends, Ends::Udp { .. });
-                earliest(
-                    earliest(if blocked { None } else { endpoint }, leaves),
-                    stop,
-                )
+        match &self.budgets[side as usize] {
+            Some(b) => {
+                let blocks = !matches!(self.ends, Ends::Udp { .. });
+                earliest(b.poll_timeout(blocks, endpoint), stop)
             }
-            _ => earliest(endpoint, stop),
+            None => earliest(endpoint, stop),
         }
     }
 
@@ -132,25 +126,14 @@ impl Flow {
 
     /// The next packet that leaves `side`'s host at `now`.
     pub fn poll_transmit(&mut self, side: Role, now: Instant) -> Option<Pdu> {
-        let Some((limit, held)) = self.sender_limit.as_mut().filter(|_| side == Role::Server)
-        else {
-            return self.ends.poll_transmit(side, now);
+        let ends = &mut self.ends;
+        let Some(b) = self.budgets[side as usize].as_mut() else {
+            return ends.poll_transmit(side, now);
         };
-        let udp = matches!(self.ends, Ends::Udp { .. });
         // UDP hands over every datagram that is due (the host drops what does not fit); TCP and
         // DCCP only while the host has room.
-        while udp || limit.has_room(now) {
-            let Some(pdu) = self.ends.poll_transmit(side, now) else {
-                break;
-            };
-            if let Some(leaves) = limit.offer(now, pdu.wire_len()) {
-                held.push_back((leaves, pdu));
-            }
-        }
-        match held.front() {
-            Some((t, _)) if *t <= now => held.pop_front().map(|(_, pdu)| pdu),
-            _ => None,
-        }
+        let udp = matches!(ends, Ends::Udp { .. });
+        b.transmit(now, udp, || ends.poll_transmit(side, now))
     }
 
     /// Payload reached the client's application. Returns true when it completed the flow.
@@ -274,10 +257,9 @@ impl Flow {
             timeouts: sent.timeouts,
             fast_recoveries: sent.fast_recoveries,
             checksum_drops: self.checksum_drops,
-            sender_drops: self
-                .sender_limit
+            sender_drops: self.budgets[Role::Server as usize]
                 .as_ref()
-                .map(|(limit, _)| limit.stats().packets_refused),
+                .map(|b| b.refused),
             iperf: self.ends.receiver().map(|r| {
                 let t = r.totals();
                 IperfSummary {

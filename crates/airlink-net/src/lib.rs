@@ -20,6 +20,7 @@ pub mod aqm;
 pub mod build;
 pub mod event;
 pub mod flow;
+pub mod host_budget;
 pub mod impair_build;
 pub mod metrics;
 pub mod model;

@@ -9,6 +9,7 @@
 //! crates' own configuration types.
 
 pub mod aqm;
+pub mod host_budget;
 pub mod keys;
 pub mod model;
 pub mod netem;
@@ -555,6 +556,7 @@ impl Scenario {
             })?;
         }
         self.validate_changes(min_packet)?;
+        self.validate_host_budgets()?;
         if self.is_general() {
             if let Some(i) = self.flow.iter().position(|f| f.direction.is_some()) {
                 return Err((p(&["flow", &i.to_string(), "direction"]), "`direction` belongs to the shorthand; with [host] and [link] tables the flow's `server` sends and its `client` receives: expected those instead".into()));
@@ -1079,37 +1081,8 @@ impl FlowConfig {
             check_rate(r).map_err(|m| (p(&["rate"]), m))?;
         }
         if let Some(d) = &self.device {
-            let at = |k: &str| p(&["device", k]);
-            match (d.rate, d.packet_rate) {
-                (None, None) => {
-                    return Err((
-                        p(&["device"]),
-                        "expected a `rate` (bit/s) or a `packet_rate` (packets/s), or both".into(),
-                    ))
-                }
-                (Some(r), _) if r.0 == 0 => {
-                    return Err((at("rate"), "expected a positive rate".into()))
-                }
-                (Some(r), _) => check_rate(r).map_err(|m| (at("rate"), m))?,
-                _ => {}
-            }
-            if let Some(pps) = d
-                .packet_rate
-                .filter(|r| !(*r > 0.0 && *r <= MAX_PACKET_RATE))
-            {
-                return Err((
-                    at("packet_rate"),
-                    format!(
-                        "{pps} packets per second: expected more than 0, at most {MAX_PACKET_RATE}"
-                    ),
-                ));
-            }
-            if !(1..=10_000).contains(&d.buffer) {
-                return Err((
-                    at("buffer"),
-                    format!("{} packets: expected 1 to 10000", d.buffer),
-                ));
-            }
+            d.validate()
+                .map_err(|(k, m)| ([&p(&["device"])[..], &k].concat(), m))?;
         }
         let max_payload = 65_507;
         let sizes = self

@@ -248,23 +248,31 @@ fn default_queued_lost() -> Probability {
     Probability(1.0)
 }
 
-/// `[flow.device]`: the data sender's service rate (IP packets) and send buffer.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+/// A host's service budget (`[host.NAME] device`, or a flow's `device` for the host its data
+/// comes from): the rate at which the host serves the packets it sends, its send buffer, and
+/// what each packet it receives costs. One per host, shared by every flow at the host (the
+/// DCCP study's CPU-bound tablets, Melo de Sales et al. 2008, §4).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DeviceConfig {
-    /// At most this many bits per second of IP packets.
+    /// At most this many bits per second of IP packets (the host's bus and driver). Default:
+    /// none; a `rate` or a `packet_rate` is needed (the DCCP study's tablets: "3.4 Mbit/s", from
+    /// Table 3's TCP throughput).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
-    /// At most this many packets per second.
+    /// At most this many packets per second, sent or received (the host's CPU). Default: none
+    /// (the DCCP study's tablets: 720, Table 3's UDP throughput of 512-byte datagrams).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packet_rate: Option<f64>,
-    /// Packets the host holds, waiting or being sent. Default 4 (an assumption: the DCCP study's
-    /// stalled senders suggest a small one; it does not give it).
+    /// Packets the host holds, waiting or being sent; each flow end at the host may hold its
+    /// share, ⌊buffer/ends⌋ (at least 1). Default 4 (an assumption: the DCCP study's stalled
+    /// senders suggest a small one; it does not give it).
     #[serde(default = "default_device_buffer")]
     pub buffer: u32,
-    /// The host's per-packet work for each packet of the flow it receives (ACKs, feedback),
-    /// which delays what it sends next. Default: a sent packet's, 1/`packet_rate` (a CPU-bound
-    /// host pays per packet in both directions); "0 s" charges nothing.
+    /// The host's per-packet work for each packet it receives (data, ACKs, feedback, of any of
+    /// its flows), which delays what it sends next. Default: a sent packet's, 1/`packet_rate`
+    /// (a CPU-bound host pays per packet in both directions: the DCCP study's tablets); "0 s"
+    /// charges nothing, as does a budget with only a `rate`. At most 1 s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receive_cost: Option<Time>,
 }
@@ -383,7 +391,16 @@ pub enum DownPackets {
 /// `[host.NAME]`: a host. Flows start and end at hosts; links join them.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct HostConfig {}
+pub struct HostConfig {
+    /// The host's service budget (a handheld's CPU and driver), shared by every flow that
+    /// starts or ends at it: every packet those flows send from it (data, ACKs, feedback) is
+    /// served through it, and every packet they receive at it costs `receive_cost`. A UDP
+    /// datagram that finds the send buffer full is dropped there (iperf counts it lost); TCP
+    /// and DCCP wait for room. Default: none (the host serves everything at once). A flow's
+    /// `device` is shorthand for its data sender's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<DeviceConfig>,
+}
 
 /// `[link.NAME]`: a one-way link from one host to another, with exactly one model table
 /// (`[link.NAME.pipe]`, `[link.NAME.gprs]`, `[link.NAME.trace]`, `[link.NAME.ofdm4g]`, `[link.NAME.cell]`), or a
@@ -590,9 +607,11 @@ pub struct FlowConfig {
     /// VBR: frames per second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame_rate: Option<f64>,
-    /// The sending host's own limit (a handheld's CPU and driver): it serves its packets one
-    /// at a time and holds only a few. A UDP datagram that finds the host full is dropped there
-    /// (iperf counts it lost); TCP and DCCP senders wait for room instead.
+    /// Shorthand for `[host.NAME] device` of the host this flow's data comes from (`server`,
+    /// or `client` for an upload): that host's service budget, shared by all its flows (a
+    /// handheld's CPU and driver). Flows from one host that give it must give the same table.
+    /// A UDP datagram that finds the host full is dropped there (iperf counts it lost); TCP and
+    /// DCCP senders wait for room instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<DeviceConfig>,
     /// Interval of the receiver's iperf-style reports (UDP, DCCP). Default 1 s.

@@ -244,6 +244,7 @@ impl Simulation {
                 server_wake: None,
             });
         }
+        airlink_net::host_budget::attach(s, flows.iter_mut().map(|slot| &mut slot.flow))?;
         let unfinished_flows = flows.iter().filter(|slot| !slot.flow.done).count();
         let sample_interval = s.sample_interval.0;
         if record && !sample_interval.is_zero() {

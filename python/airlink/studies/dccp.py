@@ -6,9 +6,10 @@ The confronts (its Table 2): TCP × UDP (1 TCP + 2 UDP), TCP × DCCP (1 + 2), DC
 (1 DCCP + 2 UDP). The first protocol's flow starts at 0 s, the other two 20 s later. Every row
 of Tables 3 (512-byte datagrams) and 4 (1424 bytes) runs as the study's repetition rule says
 ([S3] eq. 15: 3 pilot runs, then n = ⌈(1.96·s/(0.05·x̄))²⌉), driven by each protocol's
-throughput, with z = 1.96 intervals. The tablets' limit is the scenario's device limit on every
-sender; the ``unlimited`` part runs the same rows without it, which shows how the medium itself
-would be shared.
+throughput, with z = 1.96 intervals. The tablets' limit is the scenario's service budget of each
+sending tablet (``[host.tabN] device``, shared by the host's flows and charged for what it receives
+as well as what it sends); the ``unlimited`` part runs the same rows without them, which shows how
+the medium itself would be shared (a counterfactual, not among the study's claims).
 
 Reading the study's numbers: throughput is per active second (a second protocol's flows are
 active 280 s of 300) and Kbit = 1000 bit; Transmitted and Lost are in KByte = 1024 B (Table 3's
@@ -54,11 +55,11 @@ SIZES = {"table3": 512, "table4": 1424, "unlimited": 512, "outage": 512}
 #: and its Figs. 2-3 show a dip in 1 s bins that 50 ms cannot make).
 OUTAGE, OUTAGE_ROWS = "50 ms", (2, 5, 8)
 
-#: Every sender's limit, calibrated on Table 3: 720 datagrams a second is its UDP throughput
-#: (2956 kbit/s of 512-byte datagrams), and 3.4 Mbit/s of IP packets its TCP's (3.1-3.9 Mbit/s,
-#: TCP's 1500-byte packets cost the tablet less per byte than 540-byte datagrams). A packet the
-#: sender receives (ACKs, DCCP feedback) costs it a sent packet's work, 1/720 s (the limit's
-#: default receive cost: no new calibration).
+#: Every sending tablet's service budget (the scenario's ``[host.tabN] device``), calibrated on
+#: Table 3: 720 datagrams a second is its UDP throughput (2956 kbit/s of 512-byte datagrams), and
+#: 3.4 Mbit/s of IP packets its TCP's (3.1-3.9 Mbit/s, TCP's 1500-byte packets cost the tablet less
+#: per byte than 540-byte datagrams). A packet the tablet receives (ACKs, DCCP feedback) costs it a
+#: sent packet's work, 1/720 s (the budget's default receive cost: no new calibration).
 DEVICE = '{ packet_rate = 720, rate = "3.4 Mbit/s" }'
 #: What each UDP application offered, from the Transmitted columns (KByte over 280 s): 11-16
 #: Mbit/s at 512 B (rows 1-3, 10-11 of Table 3), 20-35 Mbit/s at 1424 B (Table 4).
@@ -84,7 +85,7 @@ def _scenario() -> Path:
     return scenario_dir() / "wlan" / "dccp-handoff.toml"
 
 
-def _flow(name: str, server: str, protocol: str, size: int, start: float, limited: bool) -> str:
+def _flow(name: str, server: str, protocol: str, size: int, start: float) -> str:
     kind, _, variant = protocol.partition("-")
     fields = [f'name = "{name}"', f'server = "{server}"', 'client = "tab4"', f'protocol = "{kind}"']
     if kind == "tcp":
@@ -94,18 +95,22 @@ def _flow(name: str, server: str, protocol: str, size: int, start: float, limite
         fields.append(f"ccid = {variant}" if kind == "dccp" else f'rate = "{UDP_RATE[size]}"')
     if start:
         fields.append(f'start = "{start:g} s"')
-    if limited:
-        fields.append(f"device = {DEVICE}")
     return "{ " + ", ".join(fields) + " }"
 
 
-def flows_override(first: str, second: str, size: int, limited: bool = True) -> str:
+def flows_override(first: str, second: str, size: int) -> str:
     """The ``flow=[...]`` override of one confront: the first protocol's flow on tab1 from 0 s,
     two flows of the second on tab2 and tab3 from 20 s; all to tab4."""
     names = [first.split("-")[0], f"{second.split('-')[0]}1", f"{second.split('-')[0]}2"]
-    flows = [_flow(names[0], SENDERS[0], first, size, 0.0, limited)]
-    flows += [_flow(names[i], SENDERS[i], second, size, START_S, limited) for i in (1, 2)]
+    flows = [_flow(names[0], SENDERS[0], first, size, 0.0)]
+    flows += [_flow(names[i], SENDERS[i], second, size, START_S) for i in (1, 2)]
     return "flow = [" + ", ".join(flows) + "]"
+
+
+def budgets_override(limited: bool) -> list[str]:
+    """The overrides that take the sending tablets' budgets away (the ``unlimited`` part): the
+    scenario gives each of them one."""
+    return [] if limited else [f"host.{h}={{}}" for h in SENDERS]
 
 
 def _timing(quick: bool) -> list[str]:
@@ -148,9 +153,10 @@ def part_experiment(part: str, max_n: int, quick: bool, extra: Sequence[str]) ->
     rows = OUTAGE_ROWS if part == "outage" else range(1, len(ROWS) + 1)
     outage = [f"handoff.{i}.outage={OUTAGE}" for i in range(4)] if part == "outage" else []
     points = [((("row", i), ("confront", ROWS[i - 1][0])),
-               (flows_override(*ROWS[i - 1][1:], size, limited), *outage, *_timing(quick), *extra)) for i in rows]
+               (flows_override(*ROWS[i - 1][1:], size), *budgets_override(limited), *outage, *_timing(quick), *extra))
+              for i in rows]
     rule = Repetitions("dccp", precision=PRECISION, max=max_n, metrics=("flows.*.goodput_bps",))
-    how = f"{size}-byte datagrams, " + ("device limits on every sender" if limited else "no device limits")
+    how = f"{size}-byte datagrams, " + ("a service budget on every sending tablet" if limited else "no device limits")
     how += f", hand-off outages of {outage_ran(part, extra)}"
     return build_experiment(f"dccp-{part}", f"airlink reproduce dccp: wlan/dccp-handoff.toml per confront, {how}",
                             _scenario(), points, range(1, max_n + 1), metrics=("flows.*.goodput_bps",), series=True,

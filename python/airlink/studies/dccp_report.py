@@ -93,7 +93,9 @@ def setup_lines(rep: Reproduction) -> list[str]:
     lines = [f"{how}; the second protocol's flows start at {dccp.START_S:g} s",
              f"repetitions: the study's rule, {dccp.PILOT} pilot runs then n = ⌈(1.96·s/(0.05·x̄))²⌉ on each protocol's "
              f"throughput, at most {rep.seeds}; seeds 1, 2, ...",
-             f"device limit on every sender: {dccp.DEVICE} (calibrated on Table 3); UDP offers "
+             f"service budget of every sending tablet ([host.tabN] device, shared by its flows, each packet it "
+             f"receives costing a sent packet's work): {dccp.DEVICE} (calibrated on Table 3); the receiving "
+             f"tablet has none; UDP offers "
              f"{dccp.UDP_RATE[512]} at 512 B and {dccp.UDP_RATE[1424]} at 1424 B (the Transmitted columns)",
              "tab1 (the first protocol's sender) and tab2 (the second's first) hand off to ap2 and back; outage "
              f"{dccp.outage_ran('table3', rep.extra_overrides)} (the outage part: "
