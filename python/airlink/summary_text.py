@@ -105,6 +105,10 @@ def format_flows(flows: list[Mapping[str, Any]], apps: list[str] | None = None) 
             )
             if f.get("link_losses") is not None:  # emulation does not attribute link drops to flows
                 line += f", link losses {f['link_losses']:,}"
+            if f.get("ecn"):  # a flow with `ecn = true` (RFC 3168)
+                e = f["ecn"]
+                line += (f", ECN: {e['ce_marks_received']:,} CE marks received, {e['ece_reductions']:,} reductions"
+                         if e["negotiated"] else ", ECN not negotiated")
         if f["checksum_drops"]:
             line += f", checksum drops {f['checksum_drops']}"
         lines.append(line)

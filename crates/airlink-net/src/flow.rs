@@ -5,11 +5,12 @@
 //! real-time stack (airlink's own transports over UDP sockets in network namespaces).
 
 use crate::metrics::{FlowSample, Recorder};
-use crate::summary::{FlowSummary, IperfSummary};
+use crate::summary::{EcnSummary, FlowSummary, IperfSummary};
 use airlink_engine::{Duration, Instant};
+use airlink_link::Ecn;
 use airlink_transport::dccp::{DccpEndpoint, DccpEvent, DccpPacket};
 use airlink_transport::udp::{IperfReceiver, UdpDatagram, UdpSender};
-use airlink_transport::{DeviceLimit, Segment, TcpEndpoint, TcpEvent};
+use airlink_transport::{Codepoint, DeviceLimit, Segment, TcpEndpoint, TcpEvent};
 use std::collections::VecDeque;
 
 /// What a simulated packet carries: one protocol's header fields (payload as a byte count).
@@ -27,6 +28,22 @@ impl Pdu {
             Pdu::Tcp(s) => s.wire_len(),
             Pdu::Udp(d) => d.wire_len(),
             Pdu::Dccp(p) => p.wire_len(),
+        }
+    }
+
+    /// The ECN field of the IP header (RFC 3168 §5): a TCP segment's own; UDP and DCCP
+    /// packets are not ECN-capable.
+    pub fn ecn(&self) -> Ecn {
+        match self {
+            Pdu::Tcp(s) => Ecn::from_bits(s.ip_ecn.bits()),
+            Pdu::Udp(_) | Pdu::Dccp(_) => Ecn::NotEct,
+        }
+    }
+
+    /// Marks the packet Congestion Experienced (a queue discipline does, on ECN-capable ones).
+    pub fn set_ce(&mut self) {
+        if let Pdu::Tcp(s) = self {
+            s.ip_ecn = Codepoint::Ce;
         }
     }
 }
@@ -320,6 +337,7 @@ impl Flow {
                     throughput_bps: t.throughput_bps,
                 }
             }),
+            ecn: self.ends.ecn(),
         }
     }
 }
@@ -529,6 +547,18 @@ impl Ends {
                     ..Default::default()
                 }
             }
+        }
+    }
+
+    /// ECN's counts of a TCP flow that asked for it.
+    pub fn ecn(&self) -> Option<EcnSummary> {
+        match self {
+            Ends::Tcp { client, server } if server.config().ecn => Some(EcnSummary {
+                negotiated: server.ecn_enabled(),
+                ce_marks_received: client.stats().ce_received,
+                ece_reductions: server.stats().ecn_reductions,
+            }),
+            _ => None,
         }
     }
 
