@@ -178,6 +178,14 @@ def test_dccp_larger_than_the_mtu_is_refused_and_leaves_no_results(tmp_path: Pat
     assert not (tmp_path / "emu").exists()
 
 
+def test_ecn_for_airlinks_own_tcp_is_refused_in_emulation(tmp_path: Path) -> None:
+    """The emulator's encoding of airlink's TCP carries no ECN yet: refused, not run without it."""
+    s = scenario(tmp_path, LOSSY_TCP.replace('congestion = "afc"\n', 'congestion = "afc"\necn = true\n'))
+    with pytest.raises(_core.ScenarioError, match=r"s\.toml:23:7: flow\.1\.ecn: airlink's own TCP cannot use ECN"):
+        emulation.emulate(s, out=tmp_path / "emu")
+    assert not (tmp_path / "emu").exists()
+
+
 def test_emulate_without_commands_runs_the_flows_from_the_cli(tmp_path: Path, airlink_cli) -> None:
     s = scenario(tmp_path, LOSSY_TCP.replace('"1500 kB"', '"200 kB"'))
     r = airlink_cli("emulate", s, "--out", tmp_path / "emu")

@@ -73,7 +73,15 @@ def format_summary(summary: Mapping[str, Any], resolved_scenario: str | None = N
 def format_flows(flows: list[Mapping[str, Any]], apps: list[str] | None = None) -> list[str]:
     """A line per flow: whether it completed (the summary's ``completed``, word for word), what
     it delivered, its goodput, and its losses. ``apps`` (from :func:`flow_labels`) adds what
-    each media flow sends ("udp cbr 1 Mbit/s")."""
+    each media flow sends ("udp cbr 1 Mbit/s"). A flow with ``ecn = true`` adds its ECN counts:
+
+    >>> f = {"id": 0, "protocol": "tcp", "congestion": "cubic", "bytes_delivered": 1000, "bytes_requested": None,
+    ...      "completed": True, "goodput_bps": 8000.0, "goodput_steady_bps": None, "data_segments_sent": 2,
+    ...      "retransmissions": 0, "spurious_retransmissions": 0, "timeouts": 0, "fast_recoveries": 0,
+    ...      "checksum_drops": 0, "ecn": {"negotiated": True, "ce_marks_received": 3, "ece_reductions": 2}}
+    >>> format_flows([f])[0].split("fast recoveries 0, ")[1]
+    'ECN: 3 CE marks received, 2 reductions'
+    """
     lines = []
     for f in flows:
         # UDP has no congestion control to name: what it sends says more.
@@ -105,6 +113,10 @@ def format_flows(flows: list[Mapping[str, Any]], apps: list[str] | None = None) 
             )
             if f.get("link_losses") is not None:  # emulation does not attribute link drops to flows
                 line += f", link losses {f['link_losses']:,}"
+            if f.get("ecn"):  # a flow with `ecn = true` (RFC 3168)
+                e = f["ecn"]
+                line += (f", ECN: {e['ce_marks_received']:,} CE marks received, {e['ece_reductions']:,} reductions"
+                         if e["negotiated"] else ", ECN not negotiated")
         if f["checksum_drops"]:
             line += f", checksum drops {f['checksum_drops']}"
         lines.append(line)

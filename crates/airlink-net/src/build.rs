@@ -389,6 +389,7 @@ pub fn tcp_config(f: &sc::FlowConfig) -> Result<TcpConfig, BuildError> {
     if let Some(x) = t.tick {
         c.tick = x.0;
     }
+    c.ecn = f.ecn;
     (c.congestion, c.recovery) = match f.congestion() {
         sc::Congestion::Reno => (CongestionConfig::Reno, Recovery::Reno),
         sc::Congestion::Newreno => (CongestionConfig::Reno, Recovery::NewReno),

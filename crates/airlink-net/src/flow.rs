@@ -6,7 +6,7 @@
 
 use crate::host_budget::{EndBudget, HostBudget};
 use crate::metrics::{FlowSample, Recorder};
-use crate::summary::{FlowSummary, IperfSummary};
+use crate::summary::{EcnSummary, FlowSummary, IperfSummary};
 use airlink_engine::{Duration, Instant};
 use airlink_transport::dccp::{DccpEndpoint, DccpEvent};
 use airlink_transport::udp::{IperfReceiver, UdpSender};
@@ -276,6 +276,7 @@ impl Flow {
                     throughput_bps: t.throughput_bps,
                 }
             }),
+            ecn: self.ends.ecn(),
         }
     }
 }
@@ -485,6 +486,18 @@ impl Ends {
                     ..Default::default()
                 }
             }
+        }
+    }
+
+    /// ECN's counts of a TCP flow that asked for it.
+    pub fn ecn(&self) -> Option<EcnSummary> {
+        match self {
+            Ends::Tcp { client, server } if server.config().ecn => Some(EcnSummary {
+                negotiated: server.ecn_enabled(),
+                ce_marks_received: client.stats().ce_received,
+                ece_reductions: server.stats().ecn_reductions,
+            }),
+            _ => None,
         }
     }
 

@@ -67,6 +67,20 @@ pub struct FlowSummary {
     pub sender_drops: Option<u64>,
     /// What iperf would report at the client (UDP and DCCP flows).
     pub iperf: Option<IperfSummary>,
+    /// ECN's counts, for a flow with `ecn = true` (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<EcnSummary>,
+}
+
+/// A TCP flow's ECN (RFC 3168) counts.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct EcnSummary {
+    /// Whether both ends agreed to use ECN on the handshake.
+    pub negotiated: bool,
+    /// Data segments that reached the receiver marked Congestion Experienced.
+    pub ce_marks_received: u64,
+    /// The sender's window reductions for an ECN-Echo (at most one per round trip).
+    pub ece_reductions: u64,
 }
 
 /// iperf's receiver totals (spec D.8).

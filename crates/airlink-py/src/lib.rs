@@ -387,6 +387,9 @@ fn emu_err(e: airlink_emu::EmuError) -> PyErr {
 struct Emulation {
     emu: airlink_emu::Emulation,
     scenario: Scenario,
+    /// The scenario's text and file name, to place errors found after the start.
+    text: String,
+    source: String,
     children: std::collections::HashMap<u32, std::process::Child>,
     traffic: emulation_summary::Traffic,
     /// Wall time of the start, and of the stop once stopped: the summary's `duration_s`.
@@ -441,6 +444,8 @@ impl Emulation {
         Ok(Emulation {
             emu,
             scenario,
+            text: text.to_owned(),
+            source: source.to_owned(),
             children: Default::default(),
             traffic,
             started: std::time::Instant::now(),
@@ -558,6 +563,26 @@ impl Emulation {
     /// Runs the scenario's flows with airlink's own transports (TCP variants, DCCP, UDP
     /// media) over UDP sockets in the two namespaces, from their start times on.
     fn start_flows(&mut self) -> PyResult<()> {
+        // The emulator's encoding of airlink's TCP (airlink-transport `codec`) carries neither ECE/CWR
+        // nor the IP ECN field yet: an ECN flow would silently run without ECN.
+        let ecn = self
+            .scenario
+            .flow
+            .iter()
+            .position(|f| f.ecn && f.protocol == airlink_scenario::Protocol::Tcp);
+        if let Some(i) = ecn {
+            return Err(placed(
+                &self.text,
+                &self.source,
+                format!(
+                    "flow.{i}.ecn: airlink's own TCP cannot use ECN in emulation yet (its \
+                     segments cross the emulated links in an encoding without ECE, CWR and the \
+                     IP ECN field): run the scenario in simulation, or set flow.{i}.ecn = false; \
+                     the kernel's TCP (--client/--server) negotiates ECN by \
+                     `net.ipv4.tcp_ecn` in [emulation] sysctl"
+                ),
+            ));
+        }
         self.emu.start_flows().map_err(emu_err)?;
         self.traffic = emulation_summary::Traffic::OwnFlows;
         Ok(())

@@ -994,6 +994,9 @@ impl FlowConfig {
                 }
             }
             Protocol::Udp | Protocol::Dccp => {
+                if self.ecn {
+                    return only("ecn", "tcp flows (RFC 3168 ECN is airlink's TCP's)");
+                }
                 if self.congestion.is_some() {
                     return only("congestion", "tcp flows (dccp flows choose with `ccid`)");
                 }

@@ -643,6 +643,15 @@ pub struct FlowConfig {
     /// shorthand's chain without access links, or the first flow's paths.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<u16>,
+    /// Explicit Congestion Notification (RFC 3168), tcp flows only: both ends negotiate it,
+    /// new data goes ECT(0), a queue discipline with `ecn = true` marks it CE instead of
+    /// dropping it, the receiver echoes the mark (ECE) until the sender's CWR, and the sender
+    /// reduces its window once per round trip (BBR, as Linux's BBR v1, does not react).
+    /// Simulation only for now: airlink's own TCP in emulation refuses it (the kernel's TCP
+    /// negotiates ECN by `net.ipv4.tcp_ecn` in `[emulation] sysctl`). Default false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(extend("default" = false))]
+    pub ecn: bool,
     /// TCP parameters.
     #[serde(default)]
     pub tcp: TcpParams,

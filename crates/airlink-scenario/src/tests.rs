@@ -78,6 +78,9 @@ fn impossible_values_are_refused_with_their_place() {
         ("[downlink.pipe]\n[[flow]]\ncongestion = \"vegas\"\n", 3, 14, "`veno`, `afc`"),
         ("[downlink.pipe]\n[[flow]]\nprotocol = \"dccp\"\nccid = 4\n", 4, 8, "expected 2 (TCP-like) or 3"),
         ("[downlink.pipe]\n[[flow]]\nprotocol = \"udp\"\ncongestion = \"cubic\"\nrate = \"1 Mbit/s\"\n", 4, 14, "applies only to tcp flows"),
+        ("[downlink.pipe]\n[[flow]]\nprotocol = \"udp\"\nrate = \"1 Mbit/s\"\necn = true\n", 5, 7, "`ecn` applies only to tcp flows"),
+        ("[downlink.pipe]\n[[flow]]\nprotocol = \"dccp\"\necn = true\n", 4, 7, "`ecn` applies only to tcp flows"),
+        ("[downlink.pipe]\n[[flow]]\necn = \"yes\"\n", 3, 7, "expected true or false"),
         // A key the file leaves out is reported at its flow's header.
         ("[downlink.pipe]\n[[flow]]\nprotocol = \"udp\"\n", 2, 1, "needs `rate`"),
         ("[downlink.pipe]\n[[flow]]\napp = \"file\"\n", 3, 7, "needs `bytes`"),
@@ -317,6 +320,9 @@ fn every_key_is_documented_in_the_users_terms() {
     assert!(find("wired.delay").accepts.contains("ms"));
     assert!(find("flow.N.tcp.rwnd").doc.contains("does not bind"));
     assert!(find("downlink.pipe.loss").accepts.contains("%"));
+    let ecn = find("flow.N.ecn");
+    assert_eq!(ecn.default.as_deref(), Some("false"));
+    assert!(ecn.doc.contains("RFC 3168") && ecn.doc.contains("Default false"));
 }
 
 #[test]

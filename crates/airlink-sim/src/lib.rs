@@ -10,7 +10,7 @@
 pub mod dumbbell;
 
 use airlink_engine::{Duration, EventQueue, Instant};
-use airlink_link::{LinkEvent, LinkSample, Packet};
+use airlink_link::{Ecn, LinkEvent, LinkSample, Packet};
 use airlink_net::metrics::{Recorder, SegmentKind};
 use airlink_net::order::{self, SAMPLE, START, WAKE};
 use airlink_net::step::DueKey;
@@ -51,6 +51,13 @@ impl Packet for SimPacket {
     }
     fn direction(&self) -> Option<Direction> {
         Some(self.dir)
+    }
+    // The IP header's ECN field is the transport's (`Segment::ip_ecn`).
+    fn ecn(&self) -> Ecn {
+        Ecn::from_bits(self.pdu.ecn().bits())
+    }
+    fn set_ce(&mut self) {
+        self.pdu.set_ce();
     }
 }
 

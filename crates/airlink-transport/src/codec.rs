@@ -23,6 +23,7 @@
 //! - **UDP**: iperf's header (id, send time in ns since the emulation's origin), zeros after.
 
 use crate::dccp::{AppHeader, DccpPacket, PacketType, TfrcFeedback};
+use crate::ecn::Codepoint;
 use crate::segment::{Flags, SackBlocks, Segment};
 use crate::udp::UdpDatagram;
 use airlink_engine::{Duration, Instant};
@@ -42,6 +43,22 @@ impl Pdu {
             Pdu::Tcp(s) => s.wire_len(),
             Pdu::Udp(d) => d.wire_len(),
             Pdu::Dccp(p) => p.wire_len(),
+        }
+    }
+
+    /// The ECN field of the IP header (RFC 3168 §5): a TCP segment's own; UDP and DCCP
+    /// packets are not ECN-capable.
+    pub fn ecn(&self) -> Codepoint {
+        match self {
+            Pdu::Tcp(s) => s.ip_ecn,
+            Pdu::Udp(_) | Pdu::Dccp(_) => Codepoint::NotEct,
+        }
+    }
+
+    /// Marks the packet Congestion Experienced (a queue discipline does, on ECN-capable ones).
+    pub fn set_ce(&mut self) {
+        if let Pdu::Tcp(s) = self {
+            s.ip_ecn = Codepoint::Ce;
         }
     }
 }

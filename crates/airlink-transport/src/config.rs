@@ -102,6 +102,11 @@ pub struct TcpConfig {
     /// Off: RFC 6675 has no rule for a lost retransmission, so the sender waits for the RTO,
     /// whose go-back then also resends data still in flight. Default false.
     pub rack_lost_retransmit: bool,
+    /// Explicit Congestion Notification (RFC 3168; rules in [`crate::ecn`]): ask for it on the
+    /// SYN and accept it on a peer's SYN; once both ends agree, new data goes ECT(0), CE marks
+    /// are echoed with ECE and the sender reduces once per round trip. Default false (Linux's
+    /// `tcp_ecn` = 2 accepts but does not ask).
+    pub ecn: bool,
     /// Window policy. Default [`CongestionConfig::Reno`] (RFC 5681; NewReno with the default
     /// `recovery`).
     pub congestion: CongestionConfig,
@@ -130,6 +135,7 @@ impl Default for TcpConfig {
             rto_spares_recent: false,
             count_delivered: false,
             rack_lost_retransmit: false,
+            ecn: false,
             congestion: CongestionConfig::Reno,
         }
     }

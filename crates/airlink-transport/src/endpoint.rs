@@ -60,7 +60,8 @@
 //! | RTT sampling | RFC 6298: any valid sample | per ACK from the oldest newly acknowledged segment (Linux 2.4 without timestamps); none from SACKed data |
 //! | delayed ACK | every 2nd *full-sized* segment | every `ack_every`-th data segment of any size; no Linux quick-ACK mode |
 //! | dup ACK without SACK | RFC 5681 (a)–(e) | same, incl. "window unchanged" |
-//! | limited transmit (RFC 3042), D-SACK, F-RTO, ECN, Nagle, TIME-WAIT, urgent data, window scaling | — | not modelled (without SACK no limited transmit; with SACK pipe excludes SACKed data, which has the same effect) |
+//! | ECN (RFC 3168) | — | in [`crate::ecn`] (its own rules and deviations), called at hooks here |
+//! | limited transmit (RFC 3042), D-SACK, F-RTO, Nagle, TIME-WAIT, urgent data, window scaling | — | not modelled (without SACK no limited transmit; with SACK pipe excludes SACKed data, which has the same effect) |
 //! | cwnd growth when cwnd is not in use | RFC 7661: not validated | Linux `tcp_is_cwnd_limited`: the controller is told an ACK is app-limited unless cwnd held the sender back in the last window or, in slow start, cwnd < 2 × the largest FlightSize of that window; a driver that stops polling (a device limit) counts as not cwnd-limited. No RFC 2861/7661 decay of an unused cwnd |
 //! | persist timer | RFC 9293 | zero-window probe of one byte at RTO intervals, backed off |
 //! | retries | RFC 9293 R2 | never gives up |
@@ -70,6 +71,7 @@ use crate::congestion::{
     AckEvent, CongestionController, CongestionEvent, CongestionKind, ControllerFactory,
     ControllerInit, LossView, RecoveryExit, RecoveryKind,
 };
+use crate::ecn::EcnState;
 use crate::pacing::Pacer;
 use crate::rate_sample::{CaState, RateSample, RateSampler, TxSnapshot};
 use crate::recv::Receiver;
@@ -171,6 +173,10 @@ pub struct TcpStats {
     /// Retransmissions found lost without a timeout (`TcpConfig::rack_lost_retransmit`; Linux
     /// `TCPLostRetransmit`).
     pub lost_retransmissions: u64,
+    /// Receiver: data segments that arrived marked Congestion Experienced (ECN).
+    pub ce_received: u64,
+    /// Sender: window reductions made for an ECN-Echo (at most one per round trip).
+    pub ecn_reductions: u64,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -336,6 +342,8 @@ pub struct TcpEndpoint {
     pacer: Pacer,
     /// The pacer holds back a segment until then.
     pace_at: Option<Instant>,
+    /// ECN (RFC 3168), both directions (`ecn`).
+    ecn: EcnState,
 
     // --- receiving
     rcv: Receiver,
@@ -427,6 +435,7 @@ impl TcpEndpoint {
             lost_upto: 0,
             pacer: Pacer::default(),
             pace_at: None,
+            ecn: EcnState::new(cfg.ecn),
             rcv: Receiver::new(cfg.rwnd),
             delack_at: None,
             events: VecDeque::new(),
@@ -514,6 +523,11 @@ impl TcpEndpoint {
     /// Whether SACK was negotiated.
     pub fn sack_enabled(&self) -> bool {
         self.sack_ok
+    }
+
+    /// Whether ECN was negotiated.
+    pub fn ecn_enabled(&self) -> bool {
+        self.ecn.negotiated()
     }
 
     pub fn config(&self) -> &TcpConfig {
@@ -978,6 +992,7 @@ impl TcpEndpoint {
             ..Segment::default()
         };
         self.stamp(now, &mut seg);
+        self.ecn.on_new_data(&mut seg);
         self.arm_rto_if_idle(now);
         let in_flight = self.pipe();
         self.cc.on_sent(now, len, in_flight);
@@ -1038,7 +1053,8 @@ impl TcpEndpoint {
 
     fn build_syn(&mut self, now: Instant) -> Segment {
         self.syn_pending = false;
-        if self.syn_sent_at.is_some() {
+        let again = self.syn_sent_at.is_some();
+        if again {
             self.stats.retransmitted_segments += 1;
         } else {
             self.syn_sent_at = Some(now);
@@ -1064,6 +1080,7 @@ impl TcpEndpoint {
                 self.rcv.on_ack_sent();
             }
         }
+        self.ecn.on_syn_sent(self.role, again, &mut seg);
         self.arm_rto_if_idle(now);
         seg
     }
@@ -1080,6 +1097,7 @@ impl TcpEndpoint {
         if self.ts_ok {
             seg.timestamps = Some((ts_now(now), self.rcv.ts_recent));
         }
+        self.ecn.stamp(seg);
         self.rcv.on_ack_sent();
         self.delack_at = None;
     }
@@ -1107,6 +1125,7 @@ impl TcpEndpoint {
             .saturating_sub(overhead)
             .max(1);
         self.smss = self.cfg.mss.min(peer);
+        self.ecn.on_syn_received(self.role, seg);
         self.loss_memo.set(((u64::MAX, 0, 0), (0, 0)));
         if let Some((tsval, _)) = seg.timestamps {
             self.rcv.ts_recent = tsval;
@@ -1240,6 +1259,20 @@ impl TcpEndpoint {
             self.on_new_ack(now, seg, newly_sacked, sacked_before);
         } else if ack == self.snd_una {
             self.on_same_ack(now, seg, old_wnd, newly_sacked);
+        }
+        // ECN-Echo (an old ACK says nothing new).
+        let recovering = self.recovery != RecoveryState::Open || ack < una_before;
+        let (una, max) = (self.snd_una, self.snd_max);
+        if let Some(kind) = self.ecn.on_ack(seg, recovering, una, max, &mut self.stats) {
+            let (flight_size, in_flight) = (max - una, self.pipe());
+            let ev = CongestionEvent {
+                kind,
+                flight_size,
+                in_flight,
+                loss: None,
+            };
+            self.cc.on_congestion_event(now, &ev);
+            self.events.push_back(TcpEvent::Congestion { kind });
         }
         if self.board.version() != board_before {
             if let RecoveryState::Fast {
@@ -1532,7 +1565,7 @@ impl TcpEndpoint {
                 min_rtt: self.rtt.min_rtt(),
                 in_flight: self.pipe(),
                 high_data: self.snd_max,
-                in_recovery: was_in_recovery,
+                in_recovery: was_in_recovery || self.ecn.reducing(ack),
                 app_limited: !self.cwnd_limited(),
             };
             self.cc.on_ack(now, &ev);
@@ -1612,6 +1645,7 @@ impl TcpEndpoint {
         };
         self.recover = point;
         self.stats.fast_recoveries += 1;
+        self.ecn.on_loss_reduction();
         self.rescue_rxt = None;
         let loss = if kind == RecoveryKind::Sack {
             Some(loss_view!(self, Some(point)))
@@ -1747,6 +1781,7 @@ impl TcpEndpoint {
                 self.events
                     .push_back(TcpEvent::Congestion { kind: ev.kind });
                 self.consecutive_rtos += 1;
+                self.ecn.on_loss_reduction();
                 self.rtt.back_off();
                 self.recovery = RecoveryState::Loss;
                 self.prr = None;
@@ -1771,6 +1806,9 @@ impl TcpEndpoint {
     // ------------------------------------------------------------------ receiving
 
     fn process_data(&mut self, now: Instant, seg: &Segment) {
+        let ecn = self.ecn.on_data_arrival(seg, &mut self.stats);
+        self.quickacks_left = self.quickacks_left.max(ecn.quickacks);
+        self.rcv.ack_pending |= ecn.ack_now;
         let out = self.rcv.on_segment(seg.seq, seg.len, seg.flags.fin);
         if out.delivered > 0 {
             self.stats.bytes_delivered += out.delivered;

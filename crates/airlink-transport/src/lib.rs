@@ -27,6 +27,7 @@
 //! - [`rate_sample`]: delivery-rate sampling (draft-cheng-iccrg-delivery-rate-estimation),
 //!   kept by the endpoint for every controller ([`RateSample`]);
 //! - [`pacing`]: the endpoint's pacer, driven by the controller's pacing rate and quantum;
+//! - [`ecn`]: Explicit Congestion Notification (RFC 3168), the endpoint's ECN rules;
 //! - [`endpoint`]: the state machine (rules and deviations at the top of the module);
 //! - [`udp`]: UDP media sources (CBR/VBR) and iperf 2 receiver accounting;
 //! - [`dccp`]: DCCP with CCID 2 and CCID 3 ([`DccpEndpoint`], same driver contract);
@@ -38,6 +39,7 @@ pub mod config;
 pub mod congestion;
 pub mod dccp;
 pub mod device;
+pub mod ecn;
 pub mod endpoint;
 pub mod pacing;
 mod rangeset;
@@ -61,6 +63,7 @@ pub use dccp::{
     DccpStats, QueuePolicy,
 };
 pub use device::{DeviceLimit, DeviceLimitConfig, DeviceLimitError, DeviceStats};
+pub use ecn::Codepoint;
 pub use endpoint::{Role, TcpEndpoint, TcpEvent, TcpState, TcpStats};
 pub use rtt::RttEstimator;
 pub use scoreboard::SackScoreboard;

@@ -4,9 +4,11 @@
 //! copy of about 130 bytes. Sequence numbers are absolute `u64` byte offsets with ISN = 0 (the
 //! SYN occupies sequence number 0, the first payload byte number 1); they never wrap.
 
+use crate::ecn::Codepoint;
 use std::fmt;
 
-/// The TCP control flags airlink models (URG, PSH, ECE and CWR are not modelled).
+/// The TCP control flags airlink models (URG and PSH are not modelled; ECE and CWR are
+/// [`Segment::ece`] and [`Segment::cwr`]).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Flags {
     pub syn: bool,
@@ -150,6 +152,15 @@ pub struct Segment {
     /// MSS option (SYN and SYN-ACK only): the largest segment the sender of this SYN accepts,
     /// in bytes of TCP payload plus TCP options (MTU − 40).
     pub mss_option: Option<u16>,
+    /// ECN-Echo flag (RFC 3168 §6.1): on a SYN, with `cwr`, an ECN-setup SYN; on a SYN-ACK,
+    /// without it, an ECN-setup SYN-ACK; otherwise the receiver saw a CE mark. Beside `flags`
+    /// rather than in them so that code building [`Flags`] field by field keeps working.
+    pub ece: bool,
+    /// Congestion Window Reduced flag (RFC 3168 §6.1): the sender reduced its window.
+    pub cwr: bool,
+    /// The ECN field of the IP header carrying the segment (RFC 3168 §5): what the sender set
+    /// and the links changed (an AQM marks an ECN-capable packet CE instead of dropping it).
+    pub ip_ecn: Codepoint,
 }
 
 impl Segment {

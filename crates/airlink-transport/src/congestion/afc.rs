@@ -194,7 +194,10 @@ impl CongestionController for Afc {
                 self.sack_ok = false;
                 self.reno.on_congestion_event(now, ev);
             }
-            (CongestionKind::Timeout { .. }, _) => self.reno.on_congestion_event(now, ev),
+            // A mark is congestion, not a random loss: nothing to delay; reduce as Reno.
+            (CongestionKind::Timeout { .. } | CongestionKind::Ecn, _) => {
+                self.reno.on_congestion_event(now, ev)
+            }
         }
     }
 

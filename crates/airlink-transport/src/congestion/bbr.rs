@@ -618,7 +618,8 @@ impl CongestionController for Bbr {
     fn on_ack(&mut self, _now: Instant, _ack: &AckEvent) {}
 
     fn on_congestion_event(&mut self, now: Instant, ev: &CongestionEvent<'_>) {
-        // `bbr_ssthresh`: remember cwnd, leave ssthresh.
+        // `bbr_ssthresh`: remember cwnd, leave ssthresh. An ECN reduction (`tcp_enter_cwr`)
+        // asks the same and does nothing more: BBR v1 does not react to ECN.
         self.save_cwnd();
         if let CongestionKind::Timeout { .. } = ev.kind {
             // `tcp_enter_loss` then `bbr_set_state(TCP_CA_Loss)`.

@@ -342,7 +342,7 @@ impl CongestionController for Cubic {
     fn on_congestion_event(&mut self, _now: Instant, ev: &CongestionEvent<'_>) {
         self.epoch = None;
         match ev.kind {
-            CongestionKind::FastRetransmit => {
+            CongestionKind::FastRetransmit | CongestionKind::Ecn => {
                 self.reduce(ev.flight_size);
                 self.cwnd = self.ssthresh;
                 self.after_timeout = false;

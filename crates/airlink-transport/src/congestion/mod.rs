@@ -82,6 +82,10 @@ pub enum CongestionKind {
     /// Retransmission timer expiry. `consecutive` counts earlier expiries without an ACK of
     /// new data in between (RFC 5681 §3.1: ssthresh is held after the first).
     Timeout { consecutive: u32 },
+    /// An ACK echoed a Congestion Experienced mark (ECE, RFC 3168 §6.1.2): reduce as for a
+    /// fast retransmit, though nothing was lost and nothing is retransmitted (Linux
+    /// `tcp_enter_cwr` asks the controller's `ssthresh` likewise). At most once per round trip.
+    Ecn,
 }
 
 /// A loss the sender reacted to (passed to [`CongestionController::on_congestion_event`]).

@@ -86,7 +86,7 @@ impl CongestionController for Reno {
     fn on_congestion_event(&mut self, _now: Instant, ev: &CongestionEvent<'_>) {
         self.ca_acked = 0;
         match ev.kind {
-            CongestionKind::FastRetransmit => {
+            CongestionKind::FastRetransmit | CongestionKind::Ecn => {
                 self.ssthresh = self.half(ev.flight_size);
                 self.cwnd = self.ssthresh;
             }

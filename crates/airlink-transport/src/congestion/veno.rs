@@ -192,7 +192,8 @@ impl CongestionController for Veno {
     fn on_congestion_event(&mut self, _now: Instant, ev: &CongestionEvent<'_>) {
         self.acked_count = 0;
         match ev.kind {
-            CongestionKind::FastRetransmit => {
+            // Linux's `tcp_veno_ssthresh` answers an ECN reduction as a loss, by the backlog.
+            CongestionKind::FastRetransmit | CongestionKind::Ecn => {
                 self.ssthresh = veno_ssthresh(self.cwnd, self.smss, self.backlog(), &self.cfg);
                 self.cwnd = self.ssthresh;
             }

@@ -493,6 +493,7 @@ impl CongestionController for Logged {
         let cause = match ev.kind {
             CongestionKind::FastRetransmit => "fast",
             CongestionKind::Timeout { .. } => "timeout",
+            CongestionKind::Ecn => "ecn",
         };
         self.record(now, cause, |c| c.on_congestion_event(now, ev));
     }
