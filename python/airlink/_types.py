@@ -15,6 +15,7 @@ __all__ = [
     "Delivery",
     "DoctorCheck",
     "Drops",
+    "EcnSummary",
     "EmulationSummary",
     "FlowSummary",
     "Iperf3Results",
@@ -179,6 +180,17 @@ class Drops(TypedDict):
     write_errors: int
 
 
+class EcnSummary(TypedDict):
+    """A TCP flow's ECN (RFC 3168) counts."""
+
+    #: Data segments that reached the receiver marked Congestion Experienced.
+    ce_marks_received: int
+    #: The sender's window reductions for an ECN-Echo (at most one per round trip).
+    ece_reductions: int
+    #: Whether both ends agreed to use ECN on the handshake.
+    negotiated: bool
+
+
 class IperfSummary(TypedDict):
     """iperf's receiver totals (spec D.8)."""
 
@@ -209,6 +221,8 @@ class FlowSummary(TypedDict):
     congestion: str
     data_segments_sent: int
     duration_s: float | None
+    #: ECN's counts, for a flow with `ecn = true` (absent otherwise).
+    ecn: NotRequired[EcnSummary | None]
     #: Time of the last delivery to the application.
     end_s: float | None
     fast_recoveries: int
