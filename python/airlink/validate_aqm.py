@@ -6,8 +6,8 @@ Each point runs both: a 10 Mbit/s bottleneck with 20 ms each way, the discipline
 with a 1,000-packet limit (so drop-tail shows the standing queue the disciplines remove), and
 1 or 4 NewReno bulk transfers for ``seconds``, 1500-byte packets, airlink's ``linux`` TCP preset
 (initial window 10, SACK and timestamps as ns-3's defaults). ns-3 runs in its own interpreter
-(:mod:`airlink.ns3_aqm_run`; the ``ns3`` wheel from PyPI, installed on first use into a cached
-virtual environment).
+(:mod:`airlink.ns3_aqm_run`; the ``ns3`` wheel from PyPI, an optional validation dependency
+installed on first use into a cached virtual environment, not needed by ``make test``).
 
 Compared per point: goodput (bytes delivered over the run) and the mean queue length in packets
 (the discipline's length sampled every 10 ms in both); drops are reported beside them (they
@@ -84,20 +84,30 @@ def run_airlink(p: Point, folder: Path) -> dict[str, float]:
     }
 
 
-def ns3_python(cache: Path | None = None) -> Path:
-    """An interpreter with the ns3 wheel: ``AIRLINK_NS3_PYTHON`` if set, else a virtual
-    environment under the user's cache, created on first use (about 5 minutes: the wheel's
-    C++ bindings compile once)."""
+def _ns3_venv() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "airlink" / "ns3-venv"
+
+
+def installed_ns3_python() -> Path | None:
+    """An interpreter that has the ns3 wheel, without installing anything: ``AIRLINK_NS3_PYTHON``
+    if set, else the cached virtual environment if a previous ``airlink validate aqm`` made it."""
     if os.environ.get("AIRLINK_NS3_PYTHON"):
         return Path(os.environ["AIRLINK_NS3_PYTHON"])
-    root = cache or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "airlink" / "ns3-venv"
-    python = root / "bin" / "python"
-    marker = root / ".installed"
-    if not marker.exists() or marker.read_text() != NS3_WHEEL:
-        subprocess.run([sys.executable, "-m", "venv", "--clear", str(root)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", NS3_WHEEL], check=True)
-        marker.write_text(NS3_WHEEL)
-    return python
+    marker = _ns3_venv() / ".installed"
+    return _ns3_venv() / "bin" / "python" if marker.exists() and marker.read_text() == NS3_WHEEL else None
+
+
+def ns3_python() -> Path:
+    """:func:`installed_ns3_python`, or a virtual environment under the user's cache created now
+    (about 5 minutes: the wheel's C++ bindings compile once)."""
+    found = installed_ns3_python()
+    if found:
+        return found
+    root = _ns3_venv()
+    subprocess.run([sys.executable, "-m", "venv", "--clear", str(root)], check=True)
+    subprocess.run([str(root / "bin" / "python"), "-m", "pip", "install", "-q", NS3_WHEEL], check=True)
+    (root / ".installed").write_text(NS3_WHEEL)
+    return root / "bin" / "python"
 
 
 def run_ns3(points: Sequence[Point], python: Path) -> list[dict[str, float]]:
