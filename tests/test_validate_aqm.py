@@ -44,3 +44,15 @@ def test_codel_red_and_droptail_agree_with_ns3(ns3: Path, tmp_path: Path) -> Non
     # Without a discipline the 1000-packet buffer fills; with one, the queue is a few packets.
     queue = dict(zip(df.point, df.queue_ns3_packets, strict=True))
     assert queue["droptail-1"] > 300 and queue["codel-1"] < 10
+
+
+def test_a_foreign_folder_in_the_ns3_cache_is_not_cleared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AIRLINK_NS3_PYTHON", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    mine = tmp_path / "airlink" / "ns3-venv" / "notes.txt"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("not airlink's")
+    assert v.installed_ns3_python() is None
+    with pytest.raises(RuntimeError, match="not airlink's ns-3 environment"):
+        v.ns3_python()
+    assert mine.read_text() == "not airlink's"

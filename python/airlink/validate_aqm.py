@@ -104,6 +104,11 @@ def ns3_python() -> Path:
     if found:
         return found
     root = _ns3_venv()
+    # `--clear` restarts a half-finished install of ours; a folder that is not a virtual
+    # environment is somebody else's and is left alone.
+    if root.exists() and any(root.iterdir()) and not (root / "pyvenv.cfg").exists():
+        raise RuntimeError(f"{root} exists and is not airlink's ns-3 environment: move it, or set "
+                           "AIRLINK_NS3_PYTHON to an interpreter that has the ns3 wheel")
     subprocess.run([sys.executable, "-m", "venv", "--clear", str(root)], check=True)
     subprocess.run([str(root / "bin" / "python"), "-m", "pip", "install", "-q", NS3_WHEEL], check=True)
     (root / ".installed").write_text(NS3_WHEEL)

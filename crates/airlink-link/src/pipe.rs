@@ -127,25 +127,30 @@ impl<P: Packet> Pipe<P> {
             let at = self.last_departure;
             let next = self.qdisc.as_mut().and_then(|q| q.dequeue(at));
             self.collect_queue_drops(at);
-            let Some((mut pkt, _)) = next else {
+            let Some((pkt, _)) = next else {
                 break;
             };
-            let len = pkt.wire_len();
-            self.last_departure = at + Duration::for_bits(len as u64 * 8, rate);
-            if self.errors.apply(
-                &mut pkt,
-                self.params.bit_error_rate,
-                self.params.error_burst_bits,
-                &mut self.rng,
-            ) > 0
-            {
-                self.stats.packets_corrupted += 1;
-            }
-            self.stats.packets_out += 1;
-            self.stats.bytes_out += len as u64;
+            self.last_departure = at + Duration::for_bits(pkt.wire_len() as u64 * 8, rate);
             let due = (self.last_departure + self.params.delay).max(now);
-            self.outbox.push_back((due, pkt));
+            self.send(pkt, due);
         }
+    }
+
+    /// A packet on its way out, due at the far end at `due`: bit errors, counters, the outbox.
+    fn send(&mut self, mut pkt: P, due: Instant) {
+        let len = pkt.wire_len();
+        if self.errors.apply(
+            &mut pkt,
+            self.params.bit_error_rate,
+            self.params.error_burst_bits,
+            &mut self.rng,
+        ) > 0
+        {
+            self.stats.packets_corrupted += 1;
+        }
+        self.stats.packets_out += 1;
+        self.stats.bytes_out += len as u64;
+        self.outbox.push_back((due, pkt));
     }
 
     fn collect_queue_drops(&mut self, at: Instant) {
@@ -182,7 +187,7 @@ impl<P: Packet> Link<P> for Pipe<P> {
         Ok(())
     }
 
-    fn enqueue(&mut self, now: Instant, mut pkt: P) {
+    fn enqueue(&mut self, now: Instant, pkt: P) {
         self.stats.packets_in += 1;
         if self.rng.bernoulli(self.params.loss) {
             self.drop_packet(now, &pkt, DropReason::Loss);
@@ -217,18 +222,7 @@ impl<P: Packet> Link<P> for Pipe<P> {
                 departure
             }
         };
-        if self.errors.apply(
-            &mut pkt,
-            self.params.bit_error_rate,
-            self.params.error_burst_bits,
-            &mut self.rng,
-        ) > 0
-        {
-            self.stats.packets_corrupted += 1;
-        }
-        self.stats.packets_out += 1;
-        self.stats.bytes_out += len as u64;
-        self.outbox.push_back((leaves + self.params.delay, pkt));
+        self.send(pkt, leaves + self.params.delay);
     }
 
     fn poll_at(&self) -> Option<Instant> {
